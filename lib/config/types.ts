@@ -1,0 +1,77 @@
+/**
+ * The agent's validated configuration: every flag of upstream csi-provisioner
+ * (HEAD, see ../shared/reference/external-provisioner-node-mode.md §1) plus the
+ * environment contract (§1.4). Durations are milliseconds.
+ */
+export interface Config {
+  // Provisioner flags (§1.1)
+  master: string;
+  kubeconfig: string;
+  volumeNamePrefix: string;
+  volumeNameUuidLength: number;
+  retryIntervalStartMs: number;
+  retryIntervalMaxMs: number;
+  workerThreads: number;
+  cloningProtectionThreads: number;
+  snapshotOrphanSweepIntervalMs: number;
+  capacityThreads: number;
+  timeoutMs: number;
+  strictTopology: boolean;
+  immediateTopology: boolean;
+  extraCreateMetadata: boolean;
+  enablePprof: boolean;
+  defaultFstype: string;
+  kubeApiCapacityQps: number;
+  kubeApiCapacityBurst: number;
+  enableCapacity: boolean;
+  capacityForImmediateBinding: boolean;
+  capacityPollIntervalMs: number;
+  /** -1 none, 0 the pod, 1 the pod's controller, 2 that controller's controller. */
+  capacityOwnerrefLevel: number;
+  nodeDeployment: boolean;
+  nodeDeploymentImmediateBinding: boolean;
+  nodeDeploymentBaseDelayMs: number;
+  nodeDeploymentMaxDelayMs: number;
+  controllerPublishReadonly: boolean;
+  preventVolumeModeConversion: boolean;
+  featureGates: FeatureGates;
+
+  // Shared sidecar flags (§1.2)
+  csiAddress: string;
+  leaderElection: boolean;
+  leaderElectionNamespace: string;
+  leaderElectionLeaseDurationMs: number;
+  leaderElectionRenewDeadlineMs: number;
+  leaderElectionRetryPeriodMs: number;
+  leaderElectionLabels: Record<string, string>;
+  kubeApiQps: number;
+  kubeApiBurst: number;
+  /** host:port of the diagnostics server ("" = none); --metrics-address lands here too. */
+  httpEndpoint: string;
+  metricsPath: string;
+
+  // Logging (§1.3)
+  verbosity: number;
+
+  // Environment (§1.4)
+  nodeName: string;
+  namespace: string;
+  podName: string;
+}
+
+/** Feature gates upstream knows; unknown gates are a start-up error, as in component-base. */
+export interface FeatureGates {
+  Topology: boolean;
+  CrossNamespaceVolumeDataSource: boolean;
+  VolumeAttributesClass: boolean;
+  /** Whether VolumeAttributesClass was set explicitly (upstream auto-disables it otherwise). */
+  VolumeAttributesClassExplicit: boolean;
+  ReleaseLeaderElectionOnExit: boolean;
+}
+
+/** What the command line asks for. */
+export type ParseOutcome =
+  | { kind: "run"; config: Config }
+  | { kind: "help"; text: string }
+  | { kind: "version" }
+  | { kind: "invalid"; problems: string[] };
