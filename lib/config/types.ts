@@ -19,7 +19,6 @@ export interface Config {
   strictTopology: boolean;
   immediateTopology: boolean;
   extraCreateMetadata: boolean;
-  enablePprof: boolean;
   defaultFstype: string;
   kubeApiCapacityQps: number;
   kubeApiCapacityBurst: number;

@@ -1,0 +1,342 @@
+/**
+ * The one table of command-line flags: every flag of upstream csi-provisioner
+ * at HEAD, with its default and meaning. The parser, the `--help` text and the
+ * README's flag section are all generated from it.
+ */
+import type { Config } from "./types.ts";
+
+/** How a flag's value is parsed. */
+export type FlagType =
+  | "bool"
+  | "string"
+  | "int"
+  | "float"
+  | "duration"
+  | "featureGates"
+  | "labels";
+
+/** The help sections, in upstream's order of definition. */
+export type FlagSection = "provisioner" | "sidecar" | "logging";
+
+/** One flag. */
+export interface FlagSpec {
+  name: string;
+  type: FlagType;
+  /** Default as Go prints it; parsed by the same parser as user input. */
+  default: string;
+  usage: string;
+  section: FlagSection;
+  /** The Config field the flag sets; absent for flags accepted as no-ops. */
+  field?: keyof Config;
+  /** Why the flag is accepted but has no effect in a node agent. */
+  noop?: string;
+}
+
+type Row = [name: string, type: FlagType, def: string, field: keyof Config | null, usage: string];
+
+const NODE_AGENT_HAS_NO_LEADER =
+  "no-op: every node agent works on its own node, there is no leader";
+
+const PROVISIONER: Row[] = [
+  [
+    "master",
+    "string",
+    "",
+    "master",
+    "Master URL to build a client config from. Either this or kubeconfig needs to be set if the agent runs out of cluster.",
+  ],
+  [
+    "volume-name-prefix",
+    "string",
+    "pvc",
+    "volumeNamePrefix",
+    "Prefix of PersistentVolume and CSI volume names.",
+  ],
+  [
+    "volume-name-uuid-length",
+    "int",
+    "-1",
+    "volumeNameUuidLength",
+    "Length of the claim UID in volume names: -1 keeps the whole UID, otherwise dashes are removed and the UID is cut to this length.",
+  ],
+  [
+    "retry-interval-start",
+    "duration",
+    "1s",
+    "retryIntervalStartMs",
+    "Initial retry interval of failed provisioning or deletion. It doubles with each failure, up to retry-interval-max.",
+  ],
+  [
+    "retry-interval-max",
+    "duration",
+    "5m0s",
+    "retryIntervalMaxMs",
+    "Maximum retry interval of failed provisioning or deletion (honoured: there is no 15-minute resync).",
+  ],
+  [
+    "worker-threads",
+    "int",
+    "100",
+    "workerThreads",
+    "Number of claim workers, and separately of volume workers: the most CreateVolume and DeleteVolume calls in flight.",
+  ],
+  [
+    "cloning-protection-threads",
+    "int",
+    "1",
+    "cloningProtectionThreads",
+    "Number of workers removing the cloning-protection finalizer.",
+  ],
+  [
+    "snapshot-orphan-sweep-interval",
+    "duration",
+    "5m0s",
+    "snapshotOrphanSweepIntervalMs",
+    "How often snapshot source-protection finalizers of no longer referenced VolumeSnapshots are removed. 0 disables the sweep.",
+  ],
+  [
+    "capacity-threads",
+    "int",
+    "1",
+    "capacityThreads",
+    "Number of workers updating CSIStorageCapacity objects.",
+  ],
+  [
+    "timeout",
+    "duration",
+    "10s",
+    "timeoutMs",
+    "Deadline of every CSI call (CreateVolume, DeleteVolume, GetCapacity, Probe, identity, capabilities, NodeGetInfo).",
+  ],
+  [
+    "strict-topology",
+    "bool",
+    "false",
+    "strictTopology",
+    "Pass only the selected node's topology as requisite and preferred to CreateVolume.",
+  ],
+  [
+    "immediate-topology",
+    "bool",
+    "true",
+    "immediateTopology",
+    "For Immediate binding without a selected node, pass the aggregated topology to CreateVolume.",
+  ],
+  [
+    "extra-create-metadata",
+    "bool",
+    "false",
+    "extraCreateMetadata",
+    "Add csi.storage.k8s.io/pvc/name, pvc/namespace and pv/name to the CreateVolume parameters.",
+  ],
+  [
+    "enable-pprof",
+    "bool",
+    "false",
+    null,
+    "no-op: serves Go's pprof in the Go sidecar; this agent has no Go runtime to profile.",
+  ],
+  [
+    "default-fstype",
+    "string",
+    "",
+    "defaultFstype",
+    "File system type of volumes whose StorageClass sets none. Empty leaves it to the driver.",
+  ],
+  [
+    "kube-api-capacity-qps",
+    "float",
+    "1",
+    "kubeApiCapacityQps",
+    "QPS of the Kubernetes client that writes CSIStorageCapacity objects.",
+  ],
+  [
+    "kube-api-capacity-burst",
+    "int",
+    "5",
+    "kubeApiCapacityBurst",
+    "Burst of the Kubernetes client that writes CSIStorageCapacity objects.",
+  ],
+  [
+    "enable-capacity",
+    "bool",
+    "false",
+    "enableCapacity",
+    "Publish CSIStorageCapacity objects for this node (needs NAMESPACE, and POD_NAME when owned).",
+  ],
+  [
+    "capacity-for-immediate-binding",
+    "bool",
+    "false",
+    "capacityForImmediateBinding",
+    "Also publish capacity for StorageClasses with Immediate binding.",
+  ],
+  [
+    "capacity-poll-interval",
+    "duration",
+    "1m0s",
+    "capacityPollIntervalMs",
+    "How often all capacities are polled with GetCapacity.",
+  ],
+  [
+    "capacity-ownerref-level",
+    "int",
+    "1",
+    "capacityOwnerrefLevel",
+    "Owner of CSIStorageCapacity objects, counted from the pod named by POD_NAME: -1 none, 0 the pod, 1 its controller (DaemonSet), 2 that controller's controller.",
+  ],
+  [
+    "node-deployment",
+    "bool",
+    "false",
+    "nodeDeployment",
+    "Run as a per-node agent: provision only claims selected to NODE_NAME. Required: this agent has no central mode.",
+  ],
+  [
+    "node-deployment-immediate-binding",
+    "bool",
+    "true",
+    "nodeDeploymentImmediateBinding",
+    "Take part in the race to own claims of StorageClasses with Immediate binding.",
+  ],
+  [
+    "node-deployment-base-delay",
+    "duration",
+    "20s",
+    "nodeDeploymentBaseDelayMs",
+    "Initial delay (and jitter span) before trying to own an Immediate claim.",
+  ],
+  [
+    "node-deployment-max-delay",
+    "duration",
+    "1m0s",
+    "nodeDeploymentMaxDelayMs",
+    "Maximum delay before trying to own an Immediate claim.",
+  ],
+  [
+    "controller-publish-readonly",
+    "bool",
+    "false",
+    "controllerPublishReadonly",
+    "Set spec.csi.readOnly on the PV when the only access mode is ReadOnlyMany.",
+  ],
+  [
+    "prevent-volume-mode-conversion",
+    "bool",
+    "true",
+    "preventVolumeModeConversion",
+    "Refuse a snapshot restore that changes the volume mode unless the content allows it.",
+  ],
+  [
+    "feature-gates",
+    "featureGates",
+    "",
+    "featureGates",
+    "Feature gates as key=bool pairs: Topology (GA, default true), CrossNamespaceVolumeDataSource (alpha, false), VolumeAttributesClass (GA, true), ReleaseLeaderElectionOnExit (alpha, false).",
+  ],
+];
+
+const SIDECAR: Row[] = [
+  ["version", "bool", "false", null, "Print the version and exit."],
+  [
+    "kubeconfig",
+    "string",
+    "",
+    "kubeconfig",
+    "Path to a kubeconfig. The KUBECONFIG environment variable overrides it. Empty means in-cluster configuration.",
+  ],
+  [
+    "csi-address",
+    "string",
+    "/run/csi/socket",
+    "csiAddress",
+    "Path (or unix:// URL) of the CSI driver socket.",
+  ],
+  [
+    "leader-election",
+    "bool",
+    "false",
+    "leaderElection",
+    "Refused together with --node-deployment: every node would compete for one Lease and only one node would provision.",
+  ],
+  ["leader-election-namespace", "string", "", null, NODE_AGENT_HAS_NO_LEADER],
+  ["leader-election-lease-duration", "duration", "15s", null, NODE_AGENT_HAS_NO_LEADER],
+  ["leader-election-renew-deadline", "duration", "10s", null, NODE_AGENT_HAS_NO_LEADER],
+  ["leader-election-retry-period", "duration", "5s", null, NODE_AGENT_HAS_NO_LEADER],
+  ["leader-election-labels", "labels", "", null, NODE_AGENT_HAS_NO_LEADER],
+  [
+    "kube-api-qps",
+    "float",
+    "5",
+    "kubeApiQps",
+    "QPS of the main Kubernetes client (PVs, claims, events).",
+  ],
+  ["kube-api-burst", "int", "10", "kubeApiBurst", "Burst of the main Kubernetes client."],
+  [
+    "http-endpoint",
+    "string",
+    "",
+    "httpEndpoint",
+    "host:port of the HTTP server for metrics, /healthz and /readyz (e.g. :8080). Empty disables it.",
+  ],
+  [
+    "metrics-address",
+    "string",
+    "",
+    "httpEndpoint",
+    "Deprecated alias of --http-endpoint; only one of the two may be set.",
+  ],
+  [
+    "metrics-path",
+    "string",
+    "/metrics",
+    "metricsPath",
+    "Path of the Prometheus metrics on the HTTP server.",
+  ],
+  [
+    "automaxprocs",
+    "bool",
+    "false",
+    null,
+    "no-op: sets GOMAXPROCS in the Go sidecar; meaningless here.",
+  ],
+];
+
+const LOGGING: Row[] = [
+  [
+    "v",
+    "int",
+    "0",
+    "verbosity",
+    "Log verbosity: 0-1 warnings and key events, 2-3 info, 4-5 debug (every CSI call), 6+ trace.",
+  ],
+  ["vmodule", "string", "", null, "no-op: per-file verbosity of the Go logger."],
+  [
+    "logging-format",
+    "string",
+    "text",
+    null,
+    "no-op: logs are always JSON lines (pino); text and json are both accepted.",
+  ],
+  ["log-flush-frequency", "duration", "5s", null, "no-op: log lines are written synchronously."],
+  ["log-text-split-stream", "bool", "false", null, "no-op: all log lines go to stderr."],
+  ["log-text-info-buffer-size", "string", "0", null, "no-op: log lines are not buffered."],
+  ["log-json-split-stream", "bool", "false", null, "no-op: all log lines go to stderr."],
+  ["log-json-info-buffer-size", "string", "0", null, "no-op: log lines are not buffered."],
+];
+
+function toSpecs(rows: Row[], section: FlagSection): FlagSpec[] {
+  return rows.map(([name, type, def, field, usage]) => {
+    const spec: FlagSpec = { name, type, default: def, usage, section };
+    if (field !== null) spec.field = field;
+    else if (name !== "version") spec.noop = usage;
+    return spec;
+  });
+}
+
+/** Every flag, in help order. */
+export const FLAGS: readonly FlagSpec[] = [
+  ...toSpecs(PROVISIONER, "provisioner"),
+  ...toSpecs(SIDECAR, "sidecar"),
+  ...toSpecs(LOGGING, "logging"),
+];

@@ -1,0 +1,63 @@
+/** `--help` and the README's flag table, both generated from the flag table. */
+import type { FlagSection, FlagSpec } from "./flags.ts";
+
+const SECTION_TITLES: Record<FlagSection, string> = {
+  provisioner: "Provisioner flags",
+  sidecar: "Shared CSI sidecar flags",
+  logging: "Logging flags",
+};
+
+const SECTIONS: FlagSection[] = ["provisioner", "sidecar", "logging"];
+
+function placeholder(spec: FlagSpec): string {
+  switch (spec.type) {
+    case "bool":
+      return "";
+    case "duration":
+      return " duration";
+    case "featureGates":
+      return " key=bool,...";
+    case "labels":
+      return " key:value,...";
+    default:
+      return ` ${spec.type}`;
+  }
+}
+
+function defaultText(spec: FlagSpec): string {
+  if (spec.default === "" || (spec.type === "bool" && spec.default === "false")) return "";
+  return ` (default ${spec.type === "string" ? JSON.stringify(spec.default) : spec.default})`;
+}
+
+/** The text printed by `--help`. */
+export function renderHelp(specs: readonly FlagSpec[], program: string): string {
+  const lines = [
+    `Usage: ${program} --node-deployment --csi-address=PATH [flags]`,
+    "",
+    "A per-node CSI provisioner agent, a drop-in for external-provisioner --node-deployment.",
+    "Environment: NODE_NAME (required), NAMESPACE and POD_NAME (with --enable-capacity), KUBECONFIG.",
+    "Flags take Go syntax: -flag, --flag, --flag=value, --flag value (not for booleans).",
+  ];
+  for (const section of SECTIONS) {
+    lines.push("", `${SECTION_TITLES[section]}:`);
+    for (const spec of specs.filter((candidate) => candidate.section === section)) {
+      lines.push(`  --${spec.name}${placeholder(spec)}`);
+      lines.push(`        ${spec.usage}${defaultText(spec)}`);
+    }
+  }
+  return lines.join("\n") + "\n";
+}
+
+function escapeCell(text: string): string {
+  return text.replaceAll("|", "\\|");
+}
+
+/** A Markdown table of every flag, for the README. */
+export function renderFlagTable(specs: readonly FlagSpec[]): string {
+  const lines = ["| Flag | Default | Meaning |", "|---|---|---|"];
+  for (const spec of specs) {
+    const def = spec.default === "" ? "" : `\`${spec.default}\``;
+    lines.push(`| \`--${spec.name}\` | ${def} | ${escapeCell(spec.usage)} |`);
+  }
+  return lines.join("\n") + "\n";
+}

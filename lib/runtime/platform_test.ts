@@ -1,0 +1,18 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { serveHttp, splitHostPort } from "./platform.ts";
+
+Deno.test("splitHostPort() understands host:port, :port and [v6]:port", () => {
+  deepStrictEqual(splitHostPort("127.0.0.1:8080"), { hostname: "127.0.0.1", port: 8080 });
+  deepStrictEqual(splitHostPort(":9808"), { hostname: "0.0.0.0", port: 9808 });
+  deepStrictEqual(splitHostPort("[::1]:80"), { hostname: "::1", port: 80 });
+});
+
+Deno.test("serveHttp() serves a fetch handler on a real port and closes cleanly", async () => {
+  const listener = serveHttp("127.0.0.1:0", () => new Response("hello"));
+  try {
+    const response = await fetch(`http://127.0.0.1:${listener.port}/`);
+    strictEqual(await response.text(), "hello");
+  } finally {
+    await listener.close();
+  }
+});
