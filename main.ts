@@ -167,5 +167,5 @@ async function release(agent: Agent): Promise<void> {
 
 if (import.meta.main) {
   // Exit explicitly: a stray handle in a dependency must not keep a stopped agent alive.
-  process.exit(await main(process.argv.slice(2), process.env));
+  main(process.argv.slice(2), process.env).then((code) => process.exit(code));
 }

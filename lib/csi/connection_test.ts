@@ -1,0 +1,84 @@
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startTestDriver } from "../../tests/csi_driver/driver.ts";
+import { createLogger } from "../log/logger.ts";
+import { csiTarget, openCsiConnection } from "./connection.ts";
+import { connectToDriver } from "./handshake.ts";
+
+Deno.test("csiTarget() turns a plain path into unix:// and keeps URLs", () => {
+  strictEqual(csiTarget("/run/csi/socket"), "unix:///run/csi/socket");
+  strictEqual(csiTarget("unix:///csi/csi.sock"), "unix:///csi/csi.sock");
+});
+
+Deno.test("CSI calls are logged at debug with secrets stripped and timed for metrics", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "conn-"));
+  const driver = await startTestDriver({
+    endpoint: join(dir, "csi.sock"),
+    nodeId: "node-a",
+    pools: [{ kind: "fast", size: "1Gi" }],
+  });
+  const lines: string[] = [];
+  const observed: { method: string; code: string }[] = [];
+  const connection = openCsiConnection(join(dir, "csi.sock"), {
+    timeoutMs: 2000,
+    logger: createLogger({ verbosity: 5, sink: { write: (line) => lines.push(line) } }),
+    observer: { observe: ({ method, code }) => observed.push({ method, code }) },
+  });
+  try {
+    const response = await connection.call("CreateVolume", {
+      name: "pvc-1",
+      capacity_range: { required_bytes: "1048576" },
+      volume_capabilities: [{
+        mount: { fs_type: "", mount_flags: [] },
+        access_mode: { mode: "SINGLE_NODE_WRITER" },
+      }],
+      parameters: { kind: "fast" },
+      secrets: { password: "hunter2" },
+    });
+    strictEqual(response.volume?.capacity_bytes, "1048576");
+    const text = lines.join("");
+    ok(!text.includes("hunter2"), "the secret never reaches the log");
+    ok(text.includes('"secrets":"***stripped***"'));
+    ok(text.includes('"msg":"CSI response"'));
+    deepStrictEqual(observed, [{ method: "/csi.v1.Controller/CreateVolume", code: "OK" }]);
+    const calls = await driver.control.calls("CreateVolume");
+    deepStrictEqual(
+      calls.length,
+      1,
+      "the driver did get the secret (it is only stripped from logs)",
+    );
+  } finally {
+    connection.close();
+    await driver.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+Deno.test("connectToDriver() waits for a socket that appears later", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "conn-"));
+  const endpoint = `unix://${join(dir, "csi.sock")}`;
+  const connection = openCsiConnection(endpoint, {
+    timeoutMs: 2000,
+    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
+  });
+  const connecting = connectToDriver(connection, {
+    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
+    signal: new AbortController().signal,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  const driver = await startTestDriver({
+    endpoint,
+    nodeId: "node-a",
+    pools: [{ kind: "fast", size: "1Gi" }],
+  });
+  try {
+    await connecting;
+    strictEqual((await connection.call("Probe", {})).ready?.value, true);
+  } finally {
+    connection.close();
+    await driver.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,219 @@
+/**
+ * Kubernetes Events that never hold up the work that produced them. record()
+ * only puts the event into a bounded buffer; a background sender writes it
+ * with low priority on the shared API budget, so PV writes go first. Repeats
+ * (same object, type, reason and message) are merged into one Event whose
+ * count grows, as client-go's correlator does, both while waiting in the
+ * buffer and after the Event was written.
+ */
+import { randomBytes } from "node:crypto";
+import type { Logger } from "../log/logger.ts";
+import { sleep } from "../runtime/sleep.ts";
+import { hasStatus, type KubeRest } from "./rest.ts";
+
+/** The object an Event is about. */
+export interface EventSubject {
+  kind: "PersistentVolumeClaim" | "PersistentVolume" | string;
+  apiVersion?: string;
+  namespace?: string;
+  name: string;
+  uid: string;
+  resourceVersion?: string;
+}
+
+/** An event to record. */
+export interface EventRecord {
+  subject: EventSubject;
+  type: "Normal" | "Warning";
+  reason: string;
+  message: string;
+}
+
+/** The recorder the controllers see. */
+export interface EventRecorder {
+  record(event: EventRecord): void;
+}
+
+interface Entry {
+  event: EventRecord;
+  count: number;
+  firstTimestamp: string;
+  lastTimestamp: string;
+  /** Name of the Event object once written. */
+  name?: string;
+  namespace: string;
+}
+
+/** Events of cluster-scoped objects live in "default", as client-go puts them. */
+const CLUSTER_SCOPED_EVENT_NAMESPACE = "default";
+/** A repeat older than this starts a new Event (client-go's correlator window). */
+const MERGE_WINDOW_MS = 10 * 60 * 1000;
+const MAX_PENDING = 1000;
+const MAX_WRITTEN = 4096;
+
+function correlationKey(event: EventRecord): string {
+  const s = event.subject;
+  return [s.kind, s.namespace ?? "", s.name, s.uid, event.type, event.reason, event.message].join(
+    "\u0000",
+  );
+}
+
+/** Options of the recorder. */
+export interface EventSenderOptions {
+  /** source.component, e.g. "<driver>_<node>". */
+  component: string;
+  host: string;
+  logger: Logger;
+  /** Called when the buffer is full and an event is dropped. */
+  onDropped?: () => void;
+}
+
+/** Buffers, merges and sends Events. run() sends until the signal aborts, then flushes briefly. */
+export class EventSender implements EventRecorder {
+  readonly #rest: KubeRest;
+  readonly #options: EventSenderOptions;
+  readonly #pending = new Map<string, Entry>();
+  readonly #written = new Map<string, Entry>();
+  #wake: (() => void) | undefined;
+
+  constructor(rest: KubeRest, options: EventSenderOptions) {
+    this.#rest = rest;
+    this.#options = options;
+  }
+
+  record(event: EventRecord): void {
+    const key = correlationKey(event);
+    const now = new Date().toISOString();
+    const waiting = this.#pending.get(key);
+    if (waiting !== undefined) {
+      waiting.count++;
+      waiting.lastTimestamp = now;
+      return;
+    }
+    if (this.#pending.size >= MAX_PENDING) {
+      this.#options.onDropped?.();
+      this.#options.logger.warn(
+        { reason: event.reason, object: event.subject.name },
+        "Event buffer full, event dropped",
+      );
+      return;
+    }
+    const written = this.#written.get(key);
+    const merge = written !== undefined &&
+      Date.now() - Date.parse(written.lastTimestamp) < MERGE_WINDOW_MS;
+    this.#pending.set(key, {
+      event,
+      count: merge ? written.count + 1 : 1,
+      firstTimestamp: merge ? written.firstTimestamp : now,
+      lastTimestamp: now,
+      ...(merge && written.name !== undefined ? { name: written.name } : {}),
+      namespace: event.subject.namespace || CLUSTER_SCOPED_EVENT_NAMESPACE,
+    });
+    this.#wake?.();
+  }
+
+  /** Number of events waiting to be written. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  /** Sends buffered events until `signal` aborts; then tries to flush for up to `flushMs`. */
+  async run(signal: AbortSignal, options: { flushMs?: number } = {}): Promise<void> {
+    const onAbort = () => this.#wake?.();
+    signal.addEventListener("abort", onAbort, { once: true });
+    while (!signal.aborted) {
+      if (this.#pending.size === 0) {
+        await new Promise<void>((resolve) => this.#wake = resolve);
+        this.#wake = undefined;
+        continue;
+      }
+      await this.#sendOne(signal);
+    }
+    signal.removeEventListener("abort", onAbort);
+    const deadline = AbortSignal.timeout(options.flushMs ?? 2000);
+    while (this.#pending.size > 0 && !deadline.aborted) await this.#sendOne(deadline);
+  }
+
+  async #sendOne(signal: AbortSignal): Promise<void> {
+    const [key, entry] = this.#pending.entries().next().value as [string, Entry];
+    this.#pending.delete(key);
+    try {
+      entry.name = await this.#write(entry, signal);
+      this.#remember(key, entry);
+    } catch (error) {
+      if (signal.aborted) return;
+      this.#options.logger.warn(
+        { err: error, reason: entry.event.reason },
+        "Could not write event",
+      );
+      await sleep(1000, signal);
+    }
+  }
+
+  #remember(key: string, entry: Entry): void {
+    this.#written.delete(key);
+    this.#written.set(key, entry);
+    if (this.#written.size > MAX_WRITTEN) {
+      const oldest = this.#written.keys().next().value;
+      if (oldest !== undefined) this.#written.delete(oldest);
+    }
+  }
+
+  async #write(entry: Entry, signal: AbortSignal): Promise<string> {
+    const base = `/api/v1/namespaces/${entry.namespace}/events`;
+    if (entry.name !== undefined) {
+      try {
+        await this.#rest.request({
+          method: "PATCH",
+          path: `${base}/${entry.name}`,
+          contentType: "application/strategic-merge-patch+json",
+          body: {
+            count: entry.count,
+            lastTimestamp: entry.lastTimestamp,
+            message: entry.event.message,
+          },
+          priority: "low",
+          signal,
+        });
+        return entry.name;
+      } catch (error) {
+        if (!hasStatus(error, 404)) throw error;
+      }
+    }
+    const name = `${entry.event.subject.name}.${randomBytes(8).toString("hex")}`;
+    await this.#rest.request({
+      method: "POST",
+      path: base,
+      body: this.#eventObject(entry, name),
+      priority: "low",
+      signal,
+    });
+    return name;
+  }
+
+  #eventObject(entry: Entry, name: string): Record<string, unknown> {
+    const { subject, type, reason, message } = entry.event;
+    return {
+      metadata: { name, namespace: entry.namespace },
+      involvedObject: {
+        kind: subject.kind,
+        apiVersion: subject.apiVersion ?? "v1",
+        name: subject.name,
+        uid: subject.uid,
+        ...(subject.namespace === undefined ? {} : { namespace: subject.namespace }),
+        ...(subject.resourceVersion === undefined
+          ? {}
+          : { resourceVersion: subject.resourceVersion }),
+      },
+      type,
+      reason,
+      message,
+      count: entry.count,
+      firstTimestamp: entry.firstTimestamp,
+      lastTimestamp: entry.lastTimestamp,
+      source: { component: this.#options.component, host: this.#options.host },
+      reportingComponent: this.#options.component,
+      reportingInstance: this.#options.host,
+    };
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * A small Kubernetes REST client over node:https with keep-alive, rate limited
+ * like client-go (--kube-api-qps/--kube-api-burst).
+ *
+ * Why not client-node's generated clients: they send requests through undici
+ * with a custom dispatcher for the cluster CA and client certificates, and
+ * Bun's built-in undici ignores the dispatcher, so every TLS request fails
+ * in the compiled binary (SELF_SIGNED_CERT_IN_CHAIN). client-node still does
+ * what it is good at: reading the kubeconfig or in-cluster configuration and
+ * producing credentials (tokens, rotated token files, exec plugins, certs).
+ * Raw JSON also lets informers trim objects page by page.
+ */
+import https from "node:https";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { type Priority, TokenBucket } from "./token_bucket.ts";
+
+/** One API request. */
+export interface KubeRequest {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** Content type of the body (PATCH needs a patch type). */
+  contentType?: string;
+  priority?: Priority;
+  signal?: AbortSignal;
+}
+
+/** A non-2xx answer of the API server, with its Status reason ("NotFound", "AlreadyExists", "Conflict", "Gone", ...). */
+export class KubeApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+
+  constructor(status: number, reason: string, message: string) {
+    super(message);
+    this.name = "KubeApiError";
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+/** True for an error with the given HTTP status. */
+export function hasStatus(error: unknown, status: number): boolean {
+  return error instanceof KubeApiError && error.status === status;
+}
+
+/** A streaming response: lines are delivered as they arrive. */
+export interface StreamOptions {
+  signal: AbortSignal;
+  onLine: (line: string) => void;
+  /** The stream is ended when no byte arrives for this long (the server sends bookmarks). */
+  inactivityMs: number;
+}
+
+/** The REST surface the rest of lib/kube uses. */
+export interface KubeRest {
+  request<T>(request: KubeRequest): Promise<T>;
+  /** GETs a streaming path (watch); resolves when the stream ends, rejects with KubeApiError on a non-200. */
+  stream(request: KubeRequest, options: StreamOptions): Promise<void>;
+  close(): void;
+}
+
+interface Credentials {
+  headers: Record<string, string>;
+  fetchedAt: number;
+}
+
+/** Credentials are re-read this often, so rotated ServiceAccount token files are picked up. */
+const CREDENTIAL_TTL_MS = 30_000;
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/** Creates the client for the kubeconfig's current cluster and user. */
+export async function createKubeRest(
+  kubeConfig: KubeConfig,
+  options: { qps: number; burst: number; userAgent: string },
+): Promise<KubeRest> {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (cluster === null) throw new Error("kubeconfig has no current cluster");
+  const server = new URL(cluster.server);
+  const tls: https.RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(tls);
+  (tls.agent as https.Agent | undefined)?.destroy();
+  const agent = new https.Agent({
+    keepAlive: true,
+    maxSockets: 64,
+    ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+    ...(tls.cert === undefined ? {} : { cert: tls.cert }),
+    ...(tls.key === undefined ? {} : { key: tls.key }),
+    ...(tls.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: tls.rejectUnauthorized }),
+  });
+  const bucket = new TokenBucket({ qps: options.qps, burst: options.burst });
+  let credentials: Credentials = { headers: stringHeaders(tls.headers), fetchedAt: Date.now() };
+  const authHeaders = async (): Promise<Record<string, string>> => {
+    if (Date.now() - credentials.fetchedAt > CREDENTIAL_TTL_MS) {
+      const fresh: https.RequestOptions = {};
+      await kubeConfig.applyToHTTPSOptions(fresh);
+      (fresh.agent as https.Agent | undefined)?.destroy();
+      credentials = { headers: stringHeaders(fresh.headers), fetchedAt: Date.now() };
+    }
+    return credentials.headers;
+  };
+  const send = async (request: KubeRequest, handle: ResponseHandler) => {
+    if (!(await bucket.take(request.priority ?? "high", request.signal))) {
+      throw new Error(`Kubernetes request ${request.method} ${request.path} cancelled`);
+    }
+    const headers = { ...(await authHeaders()), "user-agent": options.userAgent };
+    return await sendRequest({ agent, server, headers, request, handle });
+  };
+  return {
+    request: <T>(request: KubeRequest) => send(request, collectJson) as Promise<T>,
+    stream: (request, streamOptions) =>
+      send({ ...request, signal: streamOptions.signal }, streamLines(streamOptions)) as Promise<
+        void
+      >,
+    close: () => {
+      bucket.close();
+      agent.destroy();
+    },
+  };
+}
+
+function stringHeaders(headers: https.RequestOptions["headers"]): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers ?? {})) {
+    if (value !== undefined) result[key.toLowerCase()] = String(value);
+  }
+  return result;
+}
+
+type ResponseHandler = (
+  response: import("node:http").IncomingMessage,
+  resolve: (value: unknown) => void,
+  reject: (error: unknown) => void,
+) => void;
+
+function queryString(query: KubeRequest["query"]): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined) params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text === "" ? "" : `?${text}`;
+}
+
+function sendRequest(
+  parts: {
+    agent: https.Agent;
+    server: URL;
+    headers: Record<string, string>;
+    request: KubeRequest;
+    handle: ResponseHandler;
+  },
+): Promise<unknown> {
+  const { request } = parts;
+  const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+  const headers: Record<string, string> = { ...parts.headers, accept: "application/json" };
+  if (body !== undefined) {
+    headers["content-type"] = request.contentType ?? "application/json";
+    headers["content-length"] = String(Buffer.byteLength(body));
+  }
+  return new Promise((resolve, reject) => {
+    const outgoing = https.request({
+      agent: parts.agent,
+      hostname: parts.server.hostname,
+      port: parts.server.port === "" ? 443 : Number(parts.server.port),
+      path: `${parts.server.pathname.replace(/\/$/, "")}${request.path}${
+        queryString(request.query)
+      }`,
+      method: request.method,
+      headers,
+      ...(request.signal === undefined ? {} : { signal: request.signal }),
+    }, (response) => parts.handle(response, resolve, reject));
+    if (!isStreaming(request)) {
+      outgoing.setTimeout(
+        REQUEST_TIMEOUT_MS,
+        () => outgoing.destroy(new Error("request timed out")),
+      );
+    }
+    outgoing.on("error", reject);
+    outgoing.end(body);
+  });
+}
+
+function isStreaming(request: KubeRequest): boolean {
+  return request.query?.["watch"] === true || request.query?.["watch"] === "true";
+}
+
+function apiError(status: number, text: string): KubeApiError {
+  try {
+    const parsed = JSON.parse(text) as { reason?: string; message?: string };
+    return new KubeApiError(status, parsed.reason ?? "", parsed.message ?? text);
+  } catch {
+    return new KubeApiError(status, "", text.slice(0, 500) || `HTTP ${status}`);
+  }
+}
+
+const collectJson: ResponseHandler = (response, resolve, reject) => {
+  const chunks: Buffer[] = [];
+  response.on("data", (chunk: Buffer) => chunks.push(chunk));
+  response.on("error", reject);
+  response.on("end", () => {
+    const text = Buffer.concat(chunks).toString("utf8");
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status >= 300) return reject(apiError(status, text));
+    try {
+      resolve(text === "" ? undefined : JSON.parse(text));
+    } catch (error) {
+      reject(error);
+    }
+  });
+};
+
+function streamLines(options: StreamOptions): ResponseHandler {
+  return (response, resolve, reject) => {
+    const status = response.statusCode ?? 0;
+    if (status !== 200) return collectJson(response, () => resolve(undefined), reject);
+    let pending = "";
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const finish = () => {
+      clearTimeout(timer);
+      resolve(undefined);
+    };
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => response.destroy(), options.inactivityMs);
+    };
+    arm();
+    response.setEncoding("utf8");
+    response.on("data", (chunk: string) => {
+      arm();
+      pending += chunk;
+      let newline = pending.indexOf("\n");
+      while (newline >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        if (line.trim() !== "") options.onLine(line);
+        newline = pending.indexOf("\n");
+      }
+    });
+    response.on("end", finish);
+    response.on("close", finish);
+    response.on("error", finish);
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Trim functions for the informer caches: they decide which objects this
+ * node's agent keeps at all, and copy only the fields it reads. Objects of
+ * other nodes are not kept, so the cache grows with this node's volumes, not
+ * with the cluster.
+ */
+import { ANN_SELECTED_NODE } from "./annotations.ts";
+import type { RawObject } from "./informer.ts";
+import type { Claim, Metadata, PersistentVolume, StorageClass } from "./objects.ts";
+
+type Raw = RawObject & Record<string, unknown>;
+
+/** Annotations that only cost memory (kubectl apply keeps a full copy of the object in one). */
+const DROPPED_ANNOTATIONS = new Set(["kubectl.kubernetes.io/last-applied-configuration"]);
+
+function metadata(raw: Raw): Metadata {
+  const source = raw.metadata as Metadata & { managedFields?: unknown };
+  const kept: Metadata = {
+    name: source.name,
+    uid: source.uid,
+    resourceVersion: source.resourceVersion,
+  };
+  if (source.namespace !== undefined) kept.namespace = source.namespace;
+  if (source.annotations !== undefined) {
+    kept.annotations = Object.fromEntries(
+      Object.entries(source.annotations).filter(([key]) => !DROPPED_ANNOTATIONS.has(key)),
+    );
+  }
+  if (source.labels !== undefined) kept.labels = source.labels;
+  if (source.finalizers !== undefined) kept.finalizers = source.finalizers;
+  if (source.deletionTimestamp !== undefined) kept.deletionTimestamp = source.deletionTimestamp;
+  return kept;
+}
+
+function pick<T extends object>(source: T | undefined, keys: (keyof T)[]): Partial<T> {
+  const result: Partial<T> = {};
+  if (source === undefined) return result;
+  for (const key of keys) if (source[key] !== undefined) result[key] = source[key];
+  return result;
+}
+
+/**
+ * Keeps a claim only while it is unbound and selected to this node or to no
+ * node yet (it may become ours). Claims of other nodes and bound claims are
+ * not kept: a change that makes one ours arrives as a watch event.
+ */
+export function trimClaim(raw: Raw, options: { nodeName: string }): Claim | undefined {
+  const annotations = (raw.metadata as Metadata).annotations ?? {};
+  const selected = annotations[ANN_SELECTED_NODE];
+  const spec = (raw["spec"] ?? {}) as Claim["spec"];
+  if (selected !== undefined && selected !== "" && selected !== options.nodeName) return undefined;
+  if ((spec.volumeName ?? "") !== "") return undefined;
+  const status = raw["status"] as Claim["status"] | undefined;
+  return {
+    metadata: metadata(raw) as Claim["metadata"],
+    spec: pick(spec, [
+      "accessModes",
+      "resources",
+      "storageClassName",
+      "volumeMode",
+      "volumeName",
+      "selector",
+      "dataSource",
+      "dataSourceRef",
+      "volumeAttributesClassName",
+    ]),
+    ...(status?.phase === undefined ? {} : { status: { phase: status.phase } }),
+  };
+}
+
+/** Keeps every StorageClass (there are few), trimmed. */
+export function trimStorageClass(raw: Raw): StorageClass {
+  const source = raw as unknown as StorageClass;
+  return {
+    metadata: metadata(raw),
+    provisioner: source.provisioner,
+    ...pick(source, [
+      "parameters",
+      "reclaimPolicy",
+      "mountOptions",
+      "volumeBindingMode",
+      "allowedTopologies",
+    ]),
+  };
+}
+
+/**
+ * Keeps the PVs a filter accepts (the driver's PVs on this node, decided by
+ * the caller), trimmed to what provisioning and deletion read.
+ */
+export function trimPersistentVolume(
+  raw: Raw,
+  options: { keep: (pv: PersistentVolume) => boolean },
+): PersistentVolume | undefined {
+  const source = raw as unknown as PersistentVolume;
+  const pv: PersistentVolume = {
+    metadata: metadata(raw),
+    spec: pick(source.spec, [
+      "accessModes",
+      "capacity",
+      "csi",
+      "claimRef",
+      "persistentVolumeReclaimPolicy",
+      "storageClassName",
+      "nodeAffinity",
+      "volumeMode",
+    ]),
+    ...(source.status?.phase === undefined ? {} : { status: { phase: source.status.phase } }),
+  };
+  return options.keep(pv) ? pv : undefined;
+}
