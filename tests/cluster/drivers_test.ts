@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import {
+  capacityFor,
+  HOSTPATH_BLOCKED_MESSAGE,
+  nodeDriverPaths,
+  startNodeDriver,
+  testDriverArgs,
+} from "./drivers.ts";
+import { fakeNodeNames } from "./nodes.ts";
+import { ProcessGroup } from "./process.ts";
+import { poolNames } from "./setup.ts";
+
+Deno.test("the hostpath driver fails with the blocked module and how to check it", async () => {
+  const group = new ProcessGroup();
+  await assert.rejects(
+    () =>
+      startNodeDriver({
+        group,
+        kind: "hostpath",
+        node: "node-a",
+        index: 0,
+        paths: nodeDriverPaths("/tmp/never"),
+        logFile: "/tmp/never.log",
+        driver: {},
+      }),
+    (error: Error) => error.message === HOSTPATH_BLOCKED_MESSAGE,
+  );
+  assert.match(HOSTPATH_BLOCKED_MESSAGE, /github\.com\/kubernetes-csi\/csi-driver-host-path/);
+  assert.match(HOSTPATH_BLOCKED_MESSAGE, /go list -m -versions/);
+  assert.equal(group.processes.length, 0);
+});
+
+Deno.test("test driver command line: node id, pools, sockets and state dir", () => {
+  const paths = nodeDriverPaths("/run/c/nodes/node-a");
+  const args = testDriverArgs("node-a", paths, {
+    capacity: { fast: "10Gi", slow: "1Gi" },
+    driver: {
+      controllerCapabilities: ["CREATE_DELETE_VOLUME", "GET_CAPACITY"],
+      extraArgs: ["--x"],
+    },
+  });
+  const joined = args.join(" ");
+  assert.equal(args[0], "run");
+  assert.match(joined, /--endpoint[ =]unix:\/\/\/run\/c\/nodes\/node-a\/csi\.sock/);
+  assert.match(joined, /--node-id[ =]node-a/);
+  assert.match(joined, /--capacity[ =]fast=10Gi --capacity[ =]slow=1Gi/);
+  assert.match(joined, /--control-endpoint[ =]unix:\/\/\/run\/c\/nodes\/node-a\/control\.sock/);
+  assert.match(joined, /--state-dir[ =]\/run\/c\/nodes\/node-a\/state/);
+  assert.match(joined, /--controller-capabilities[ =]CREATE_DELETE_VOLUME,GET_CAPACITY/);
+  assert.equal(args.at(-1), "--x");
+});
+
+Deno.test("per-node capacity and the storage classes it implies", () => {
+  const options = {
+    capacity: (node: string) => node === "node-a" ? { fast: "1Gi" } : { slow: "2Gi" },
+  };
+  assert.deepEqual(capacityFor(options, "node-a", 0), { fast: "1Gi" });
+  assert.deepEqual(capacityFor({}, "node-a", 0), { fast: "10Gi" });
+  assert.deepEqual(poolNames(options, ["node-a", "node-b"]), ["fast", "slow"]);
+});
+
+Deno.test("socket paths beyond the Linux limit are refused up front", () => {
+  assert.throws(() => nodeDriverPaths("/" + "x".repeat(120)), /socket path too long/);
+});
+
+Deno.test("fake node names run node-a .. node-z, node-aa ..", () => {
+  const names = fakeNodeNames(28);
+  assert.deepEqual([names[0], names[25], names[26], names[27]], [
+    "node-a",
+    "node-z",
+    "node-aa",
+    "node-ab",
+  ]);
+});

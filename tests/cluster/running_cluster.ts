@@ -1,0 +1,254 @@
+/**
+ * A started cluster: its nodes, drivers and agents, the admin's clients, and
+ * the operations tests perform on it (identities, agents, logs, stop).
+ */
+
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { DriverControl } from "../csi_driver/control_client.ts";
+import { AgentHandle, type AgentKind, oursBinary } from "./agents.ts";
+import type { ClusterBinaries } from "./build.ts";
+import type { AgentRbac, ClusterOptions } from "./cluster.ts";
+import type { ControlPlane } from "./control_plane.ts";
+import { type NodeDriverPaths, nodeDriverPaths, startNodeDriver } from "./drivers.ts";
+import { grantClusterAdmin, identityKubeconfig, type IdentityRef } from "./identity.ts";
+import type { AdminClients } from "./kubeconfig.ts";
+import { createFakeNode, fakeNodeNames, TEST_DRIVER_NAME } from "./nodes.ts";
+import type { ManagedProcess, ProcessGroup } from "./process.ts";
+import { grantUpstreamProvisionerRbac } from "./rbac.ts";
+import { createClusterObjects } from "./setup.ts";
+
+export interface ClusterNode extends NodeDriverPaths {
+  name: string;
+  index: number;
+  /** The test driver's control API (volumes, calls, faults, pool sizes). */
+  control: DriverControl;
+  /** The node's CSI driver process, when the cluster has a driver. */
+  driver?: ManagedProcess;
+  /** The agent started last on this node, if any. */
+  agent?: AgentHandle;
+}
+
+export interface StartAgentOptions {
+  kind: AgentKind;
+  /** Extra flags after --csi-address, --kubeconfig and --node-deployment. */
+  args?: string[];
+  /**
+   * The agent's ServiceAccount; its namespace is also the agent's NAMESPACE.
+   * Default: `csi-provisioner-<node>` in the cluster's agent namespace.
+   */
+  identity?: IdentityRef;
+  /** Default "none" when `identity` is given (the test grants), else the cluster's agentRbac. */
+  rbac?: AgentRbac;
+  /** Override the binary (default: upstream's csi-provisioner or dist/csi-node-provisioner). */
+  binary?: string;
+  env?: Record<string, string>;
+}
+
+export interface ClusterInit {
+  dir: string;
+  ownsDir: boolean;
+  group: ProcessGroup;
+  binaries: ClusterBinaries;
+  controlPlane: ControlPlane;
+  admin: AdminClients;
+  options: ClusterOptions;
+}
+
+export type Cluster = RunningCluster;
+
+export class RunningCluster implements AsyncDisposable {
+  readonly dir: string;
+  readonly kubeconfigPath: string;
+  readonly server: string;
+  readonly caPem: string;
+  readonly admin: AdminClients;
+  readonly binaries: ClusterBinaries;
+  readonly driverName: string = TEST_DRIVER_NAME;
+  readonly nodes: ClusterNode[];
+  readonly agentNamespace: string;
+  /** ms from the start of the control plane to a usable cluster. */
+  startupMs = 0;
+  /** ms from the start to each set-up stage, after the control plane's. */
+  readonly timings: Record<string, number> = {};
+  #init: ClusterInit;
+  #stopping: Promise<void> | undefined;
+
+  constructor(init: ClusterInit) {
+    this.#init = init;
+    this.dir = init.dir;
+    this.kubeconfigPath = init.controlPlane.adminKubeconfigPath;
+    this.server = init.controlPlane.server;
+    this.caPem = init.controlPlane.caPem;
+    this.admin = init.admin;
+    this.binaries = init.binaries;
+    this.agentNamespace = init.options.agentNamespace ?? "csi-provisioner";
+    const nodes = init.options.nodes ?? 2;
+    const names = typeof nodes === "number" ? fakeNodeNames(nodes) : nodes;
+    this.nodes = names.map((name, index) => {
+      const paths = nodeDriverPaths(join(init.dir, "nodes", name));
+      return { name, index, ...paths, control: new DriverControl(paths.controlEndpoint) };
+    });
+  }
+
+  /**
+   * Cluster objects, nodes, drivers and agents; called once by startCluster.
+   * `started` (a performance.now() value) is what timings count from.
+   */
+  async setUp(started: number): Promise<void> {
+    const { options } = this.#init;
+    const mark = (name: string) => (this.timings[name] = Math.round(performance.now() - started));
+    const driverKind = options.driver ?? "test";
+    await createClusterObjects(this.admin, {
+      driverName: this.driverName,
+      withDriver: driverKind !== "none",
+      attachRequired: options.attachRequired ?? false,
+      storageCapacity: options.storageCapacity ?? true,
+      storageClasses: options.storageClasses ?? true,
+      driverOptions: options.driverOptions ?? {},
+      nodes: this.nodes.map((node) => node.name),
+      agentNamespace: this.agentNamespace,
+    });
+    await Promise.all(this.nodes.map((node) =>
+      createFakeNode(this.admin, node.name, {
+        driverName: this.driverName,
+        withoutDriver: driverKind === "none",
+      })
+    ));
+    mark("nodes");
+    if (driverKind !== "none") {
+      await Promise.all(this.nodes.map(async (node) => {
+        node.driver = await startNodeDriver({
+          group: this.#init.group,
+          kind: driverKind,
+          node: node.name,
+          index: node.index,
+          paths: node,
+          logFile: this.#logFile(`csi-driver-${node.name}`),
+          driver: options.driverOptions ?? {},
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+      }));
+      mark("csi-drivers");
+    }
+    const agent = options.agent ?? "none";
+    if (agent !== "none") {
+      await Promise.all(
+        this.nodes.map((node) =>
+          this.startAgent(node, { kind: agent, args: options.agentArgs ?? [] })
+        ),
+      );
+      mark("agents");
+    }
+  }
+
+  #logFile(name: string): string {
+    return join(this.dir, "logs", `${name}.log`);
+  }
+
+  node(name: string): ClusterNode {
+    const node = this.nodes.find((candidate) => candidate.name === name);
+    if (!node) throw new Error(`no node ${name}; nodes: ${this.nodes.map((n) => n.name)}`);
+    return node;
+  }
+
+  /** A kubeconfig for the ServiceAccount (created if missing) with a TokenRequest token. */
+  async identity(ref: IdentityRef): Promise<string> {
+    return await identityKubeconfig(
+      {
+        admin: this.admin,
+        server: this.server,
+        caPem: this.caPem,
+        dir: join(this.dir, "identities"),
+      },
+      ref,
+    );
+  }
+
+  /** Binds the ServiceAccount to cluster-admin: for tests that do not test RBAC. */
+  async grantClusterAdmin(ref: IdentityRef): Promise<void> {
+    await grantClusterAdmin(this.admin, ref);
+  }
+
+  /** Grants exactly upstream external-provisioner's rbac.yaml permissions. */
+  async grantUpstreamProvisionerRbac(ref: IdentityRef): Promise<void> {
+    await grantUpstreamProvisionerRbac(this.admin, ref);
+  }
+
+  /** Starts an agent on the node with its own identity; it replaces `node.agent`. */
+  async startAgent(
+    nodeOrName: ClusterNode | string,
+    options: StartAgentOptions,
+  ): Promise<AgentHandle> {
+    const node = typeof nodeOrName === "string" ? this.node(nodeOrName) : nodeOrName;
+    const identity = options.identity ??
+      { namespace: this.agentNamespace, serviceAccount: `csi-provisioner-${node.name}` };
+    const rbac = options.rbac ??
+      (options.identity ? "none" : this.#init.options.agentRbac ?? "upstream");
+    const kubeconfigPath = await this.identity(identity);
+    if (rbac === "upstream") await this.grantUpstreamProvisionerRbac(identity);
+    if (rbac === "cluster-admin") await this.grantClusterAdmin(identity);
+    const binary = options.binary ??
+      (options.kind === "upstream" ? this.binaries.csiProvisioner : oursBinary());
+    if (!existsSync(binary)) {
+      throw new Error(
+        `agent binary ${binary} does not exist: run \`deno task compile\` ` +
+          `or set CSI_NODE_PROVISIONER_BIN`,
+      );
+    }
+    node.agent = new AgentHandle(this.#init.group, {
+      kind: options.kind,
+      binary,
+      node: node.name,
+      csiEndpoint: node.csiEndpoint,
+      kubeconfigPath,
+      namespace: identity.namespace,
+      podName: `csi-provisioner-${node.name}`,
+      args: options.args ?? [],
+      logFile: this.#logFile(`agent-${node.name}`),
+      ...(options.env ? { env: options.env } : {}),
+    });
+    return node.agent;
+  }
+
+  /** Every process's log file, in start order. */
+  logs(): { name: string; pid: number; logFile: string; running: boolean }[] {
+    return this.#init.group.processes.map((p) => ({
+      name: p.name,
+      pid: p.pid,
+      logFile: p.logFile,
+      running: p.running,
+    }));
+  }
+
+  /** The last `lines` lines of every log, for a failed test to print. */
+  async tailLogs(lines = 50): Promise<string> {
+    return await this.#init.group.tailLogs(lines);
+  }
+
+  /** Runs kubectl as the admin; returns stdout, throws with stderr on failure. */
+  async kubectl(args: string[]): Promise<string> {
+    const output = await new Deno.Command(this.binaries.kubectl, {
+      args: [`--kubeconfig=${this.kubeconfigPath}`, ...args],
+      stdin: "null",
+    }).output();
+    const decoder = new TextDecoder();
+    if (!output.success) {
+      throw new Error(`kubectl ${args.join(" ")} failed: ${decoder.decode(output.stderr)}`);
+    }
+    return decoder.decode(output.stdout);
+  }
+
+  /** Stops every process (last started first) and removes a temporary directory. Idempotent. */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      await this.#init.group.stopAll();
+      if (this.#init.ownsDir) await Deno.remove(this.dir, { recursive: true }).catch(() => {});
+    })();
+    return this.#stopping;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}
