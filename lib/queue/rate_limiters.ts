@@ -1,0 +1,137 @@
+/**
+ * client-go's workqueue rate limiters, plus external-provisioner's jittered
+ * variant. `when(key)` answers how long to wait before the key is retried and
+ * counts the attempt; `forget(key)` ends the tracking once the key succeeded.
+ */
+import { realClock } from "./clock.ts";
+import { exponentialDelay, jitteredDelay, reserveToken, type TokenBucket } from "./backoff.ts";
+
+/** How long a key waits before its next attempt, in milliseconds. */
+export interface RateLimiter {
+  /** The wait for this attempt; counts one more failure of the key. */
+  when(key: string): number;
+  /** The key succeeded (or was dropped): its failures are no longer counted. */
+  forget(key: string): void;
+  /** Failures counted for the key since it was last forgotten. */
+  numRequeues(key: string): number;
+}
+
+/** client-go's ItemExponentialFailureRateLimiter: base·2^failures per key, capped at max. */
+export class ItemExponentialFailureRateLimiter implements RateLimiter {
+  readonly #failures = new Map<string, number>();
+  readonly #bounds: { baseMs: number; maxMs: number };
+
+  constructor(baseMs: number, maxMs: number) {
+    this.#bounds = { baseMs, maxMs };
+  }
+
+  when(key: string): number {
+    const failures = this.#failures.get(key) ?? 0;
+    this.#failures.set(key, failures + 1);
+    return exponentialDelay(failures, this.#bounds);
+  }
+
+  forget(key: string): void {
+    this.#failures.delete(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.#failures.get(key) ?? 0;
+  }
+}
+
+/**
+ * external-provisioner's newItemExponentialFailureRateLimiterWithJitter
+ * (pkg/controller/ratelimiter.go): the exponential wait minus base·random().
+ */
+export class ItemExponentialFailureRateLimiterWithJitter implements RateLimiter {
+  readonly #exponential: ItemExponentialFailureRateLimiter;
+  readonly #baseMs: number;
+  readonly #random: () => number;
+
+  /** `random` returns a number in [0, 1); Math.random unless a test injects one. */
+  constructor(baseMs: number, maxMs: number, options: { random?: () => number } = {}) {
+    this.#exponential = new ItemExponentialFailureRateLimiter(baseMs, maxMs);
+    this.#baseMs = baseMs;
+    this.#random = options.random ?? Math.random;
+  }
+
+  when(key: string): number {
+    const delayMs = this.#exponential.when(key);
+    return jitteredDelay(delayMs, { baseMs: this.#baseMs, random: this.#random() });
+  }
+
+  forget(key: string): void {
+    this.#exponential.forget(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.#exponential.numRequeues(key);
+  }
+}
+
+/**
+ * client-go's BucketRateLimiter: one token bucket shared by all keys, which
+ * bounds the overall retry rate; it tracks no key.
+ */
+export class TokenBucketRateLimiter implements RateLimiter {
+  readonly #limits: { qps: number; burst: number };
+  readonly #now: () => number;
+  #bucket: TokenBucket;
+
+  constructor(qps: number, burst: number, options: { now?: () => number } = {}) {
+    this.#limits = { qps, burst };
+    this.#now = options.now ?? realClock.now;
+    // x/time/rate starts with a full bucket.
+    this.#bucket = { tokens: burst, lastMs: this.#now() };
+  }
+
+  when(_key: string): number {
+    const reserved = reserveToken(this.#bucket, { ...this.#limits, nowMs: this.#now() });
+    this.#bucket = reserved.bucket;
+    return reserved.delayMs;
+  }
+
+  forget(_key: string): void {}
+
+  numRequeues(_key: string): number {
+    return 0;
+  }
+}
+
+/** client-go's MaxOfRateLimiter: every limiter counts the attempt; the longest wait wins. */
+export class MaxOfRateLimiter implements RateLimiter {
+  readonly #limiters: readonly RateLimiter[];
+
+  constructor(limiters: readonly RateLimiter[]) {
+    this.#limiters = limiters;
+  }
+
+  when(key: string): number {
+    // Every limiter must see the attempt, so no short-circuit.
+    return this.#limiters.map((limiter) => limiter.when(key)).reduce((a, b) => Math.max(a, b), 0);
+  }
+
+  forget(key: string): void {
+    for (const limiter of this.#limiters) limiter.forget(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.#limiters.map((limiter) => limiter.numRequeues(key)).reduce(
+      (a, b) => Math.max(a, b),
+      0,
+    );
+  }
+}
+
+/**
+ * client-go's DefaultTypedControllerRateLimiter, used by upstream's
+ * "unsavedpvs" queue: per key 5 ms doubling up to 1000 s, and overall
+ * at most 10 retries a second after a burst of 100.
+ */
+export function defaultControllerRateLimiter(options: { now?: () => number } = {}): RateLimiter {
+  return new MaxOfRateLimiter([
+    new ItemExponentialFailureRateLimiter(5, 1_000_000),
+    new TokenBucketRateLimiter(10, 100, options),
+  ]);
+}

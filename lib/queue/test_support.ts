@@ -1,0 +1,35 @@
+/** Helpers for the queue's tests: observing promises without waiting on them. */
+
+/** What peek() returns for a promise that has not settled yet. */
+export const PENDING: unique symbol = Symbol("pending");
+
+/** The value of `promise` if it already settled, else PENDING. */
+export function peek<T>(promise: Promise<T>): Promise<T | typeof PENDING> {
+  // An already settled promise wins the race: its reaction is queued first.
+  return Promise.race([promise, Promise.resolve(PENDING)]);
+}
+
+/** Lets pending promise reactions and zero-delay macrotasks run, until `condition` holds. */
+export async function eventually(condition: () => boolean, what: string): Promise<void> {
+  for (let round = 0; round < 200; round++) {
+    if (condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+/** A promise with its resolve function, for handlers the test releases by hand. */
+export function gate(): { promise: Promise<void>; open: () => void } {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+/** Gives started work a few turns of the event loop to run. */
+export async function flush(rounds = 3): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+}
