@@ -47,6 +47,7 @@ export interface InformerOptions<T> {
 /** An object as the API server sends it: only metadata is assumed. */
 export interface RawObject {
   metadata: { name: string; namespace?: string; resourceVersion?: string };
+  [field: string]: unknown;
 }
 
 interface WatchEvent {

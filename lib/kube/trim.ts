@@ -8,7 +8,7 @@ import { ANN_SELECTED_NODE } from "./annotations.ts";
 import type { RawObject } from "./informer.ts";
 import type { Claim, Metadata, PersistentVolume, StorageClass } from "./objects.ts";
 
-type Raw = RawObject & Record<string, unknown>;
+type Raw = RawObject;
 
 /** Annotations that only cost memory (kubectl apply keeps a full copy of the object in one). */
 const DROPPED_ANNOTATIONS = new Set(["kubectl.kubernetes.io/last-applied-configuration"]);
@@ -44,12 +44,19 @@ function pick<T extends object>(source: T | undefined, keys: (keyof T)[]): Parti
  * node yet (it may become ours). Claims of other nodes and bound claims are
  * not kept: a change that makes one ours arrives as a watch event.
  */
-export function trimClaim(raw: Raw, options: { nodeName: string }): Claim | undefined {
+export function trimClaim(
+  raw: Raw,
+  options: { nodeName: string; keepAll?: boolean },
+): Claim | undefined {
   const annotations = (raw.metadata as Metadata).annotations ?? {};
   const selected = annotations[ANN_SELECTED_NODE];
   const spec = (raw["spec"] ?? {}) as Claim["spec"];
-  if (selected !== undefined && selected !== "" && selected !== options.nodeName) return undefined;
-  if ((spec.volumeName ?? "") !== "") return undefined;
+  if (!options.keepAll) {
+    if (selected !== undefined && selected !== "" && selected !== options.nodeName) {
+      return undefined;
+    }
+    if ((spec.volumeName ?? "") !== "") return undefined;
+  }
   const status = raw["status"] as Claim["status"] | undefined;
   return {
     metadata: metadata(raw) as Claim["metadata"],

@@ -1,0 +1,165 @@
+/**
+ * One provisioning attempt for one claim: the steps before CreateVolume
+ * (VolumeAttributesClass and Secret reads, the pure prepareProvision) and
+ * after it (the PV, the cleanup of a too-small volume, saving, metrics).
+ */
+import type { CreateVolumeResponse } from "../csi/types.ts";
+import type { Claim, StorageClass, VolumeAttributesClass } from "../kube/objects.ts";
+import {
+  claimSubject,
+  type ProvisionControllerDeps,
+  type ProvisionControllerOptions,
+  provisionLabels,
+} from "./context.ts";
+import { type Problem, problem } from "./outcome.ts";
+import {
+  buildPersistentVolume,
+  orphanedVolumeMessage,
+  type VolumeTooSmall,
+} from "./persistent_volume.ts";
+import { prepareProvision, type ProvisionPlan } from "./request.ts";
+
+/** What an attempt is about. */
+export interface AttemptTarget {
+  key: string;
+  claim: Claim;
+  storageClass: StorageClass;
+}
+
+/** Upstream's deleteVolumeRetryCount for a volume that came back too small. */
+const CLEANUP_TRIES = 5;
+
+/** Steps of one attempt; the controller decides what follows each. */
+export class Attempt {
+  readonly #deps: ProvisionControllerDeps;
+  readonly #options: ProvisionControllerOptions;
+  readonly #target: AttemptTarget;
+  readonly #started = performance.now();
+
+  constructor(
+    deps: ProvisionControllerDeps,
+    options: ProvisionControllerOptions,
+    target: AttemptTarget,
+  ) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#target = target;
+  }
+
+  /** Everything before CreateVolume; "ignore" for claims left to an external populator. */
+  async prepare(signal: AbortSignal): Promise<ProvisionPlan | Problem | { kind: "ignore" }> {
+    const { claim, storageClass } = this.#target;
+    const vac = await this.#volumeAttributesClass(signal);
+    if (vac?.kind === "problem") return vac;
+    const outcome = prepareProvision(
+      { claim, storageClass, volumeAttributesClass: vac?.value },
+      this.#options.prepare,
+    );
+    if (outcome.kind === "externalPopulator") {
+      this.#deps.events.record({ subject: claimSubject(claim), ...outcome.event });
+      return { kind: "ignore" };
+    }
+    if (outcome.kind === "problem") return outcome;
+    for (const warning of outcome.warnings) {
+      this.#deps.logger.warn({ claim: this.#target.key }, warning);
+    }
+    if (outcome.provisionerSecret === null) return outcome;
+    const { name, namespace } = outcome.provisionerSecret;
+    try {
+      const secrets = await this.#deps.api.readSecretData(outcome.provisionerSecret, signal);
+      return { ...outcome, request: { ...outcome.request, secrets } };
+    } catch (error) {
+      return problem(
+        `error getting secret ${name} in namespace ${namespace}: ${(error as Error).message}`,
+        {
+          state: "noChange",
+        },
+      );
+    }
+  }
+
+  async #volumeAttributesClass(
+    signal: AbortSignal,
+  ): Promise<{ kind: "found"; value: VolumeAttributesClass | undefined } | Problem | undefined> {
+    const name = this.#target.claim.spec.volumeAttributesClassName;
+    if (!this.#options.prepare.volumeAttributesClassEnabled || name === undefined || name === "") {
+      return undefined;
+    }
+    try {
+      return { kind: "found", value: await this.#deps.api.readVolumeAttributesClass(name, signal) };
+    } catch (error) {
+      return problem(`error getting VolumeAttributesClass ${name}: ${(error as Error).message}`, {
+        state: "noChange",
+      });
+    }
+  }
+
+  /** The Normal "Provisioning" event, just before CreateVolume. */
+  announce(): void {
+    const { claim } = this.#target;
+    this.#deps.events.record({
+      subject: claimSubject(claim),
+      type: "Normal",
+      reason: "Provisioning",
+      message:
+        `External provisioner is provisioning volume for claim "${claim.metadata.namespace}/${claim.metadata.name}"`,
+    });
+  }
+
+  /** Builds and saves the PV for a successful CreateVolume; a problem means "in background, retry". */
+  async finish(
+    plan: ProvisionPlan,
+    response: CreateVolumeResponse,
+    signal: AbortSignal,
+  ): Promise<Problem | { kind: "saved" }> {
+    const { claim, storageClass } = this.#target;
+    const built = buildPersistentVolume(
+      { plan, claim, storageClass, response },
+      this.#options.persistentVolume,
+    );
+    if (built.kind === "problem") return built;
+    if (built.kind === "tooSmall") return await this.#cleanUp(plan, built, signal);
+    const saved = await this.#deps.saver.save(built.volume, claimSubject(claim), signal);
+    const seconds = (performance.now() - this.#started) / 1000;
+    this.#deps.metrics.succeeded(provisionLabels(claim, storageClass.metadata.name), seconds);
+    this.#deps.logger.info({
+      claim: this.#target.key,
+      pv: built.volume.metadata.name,
+      saved,
+      seconds,
+    }, "Provisioned volume");
+    return { kind: "saved" };
+  }
+
+  /** DeleteVolume of a too-small volume, up to 5 tries within one --timeout. */
+  async #cleanUp(
+    plan: ProvisionPlan,
+    tooSmall: VolumeTooSmall,
+    signal: AbortSignal,
+  ): Promise<Problem> {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.#options.timeoutMs);
+    const deadline = AbortSignal.any([signal, timeout.signal]);
+    let lastError = "";
+    try {
+      for (let attempt = 0; attempt < CLEANUP_TRIES && !deadline.aborted; attempt++) {
+        try {
+          await this.#deps.csi.deleteVolume({
+            volume_id: tooSmall.volumeId,
+            secrets: plan.request.secrets,
+          }, deadline);
+          return problem(tooSmall.message, { state: "inBackground" });
+        } catch (error) {
+          lastError = (error as Error).message;
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    const message = orphanedVolumeMessage(tooSmall.message, {
+      volumeName: plan.volumeName,
+      error: lastError,
+    });
+    return problem(message, { state: "inBackground" });
+  }
+}

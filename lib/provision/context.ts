@@ -1,0 +1,63 @@
+/**
+ * What the provisioning controller and its attempts share: their
+ * dependencies, their options, and how a claim appears in events and metrics.
+ */
+import type { EventRecorder, EventSubject } from "../kube/events.ts";
+import type { Claim } from "../kube/objects.ts";
+import type { Logger } from "../log/logger.ts";
+import type { ClaimDecisionOptions } from "./decide.ts";
+import type { PersistentVolumeOptions } from "./persistent_volume.ts";
+import type {
+  ProvisionApi,
+  ProvisionCaches,
+  ProvisionCsi,
+  ProvisionLabels,
+  ProvisionMetrics,
+} from "./ports.ts";
+import type { PvSaver } from "./pv_saver.ts";
+import type { ProvisionOptions } from "./request.ts";
+
+/** What the controller is given. */
+export interface ProvisionControllerDeps {
+  caches: ProvisionCaches;
+  api: ProvisionApi;
+  csi: ProvisionCsi;
+  events: EventRecorder;
+  metrics: ProvisionMetrics;
+  saver: PvSaver;
+  logger: Logger;
+}
+
+/** The flags and driver facts, grouped by the pure function that reads them. */
+export interface ProvisionControllerOptions {
+  decide: ClaimDecisionOptions;
+  prepare: ProvisionOptions;
+  persistentVolume: PersistentVolumeOptions;
+  /** --timeout: also bounds the whole cleanup of a too-small volume. */
+  timeoutMs: number;
+  /** How long an infeasible (InvalidArgument) claim waits; upstream: 5 minutes. */
+  slowRetryMs?: number;
+}
+
+/** Upstream's fixed retention of the infeasible slow set. */
+export const DEFAULT_SLOW_RETRY_MS = 5 * 60 * 1000;
+
+/** Subject of events about a claim. */
+export function claimSubject(claim: Claim): EventSubject {
+  return {
+    kind: "PersistentVolumeClaim",
+    apiVersion: "v1",
+    namespace: claim.metadata.namespace,
+    name: claim.metadata.name,
+    uid: claim.metadata.uid,
+    resourceVersion: claim.metadata.resourceVersion,
+  };
+}
+
+/** Metric labels of a claim. */
+export function provisionLabels(claim: Claim, className: string): ProvisionLabels {
+  return {
+    class: className,
+    source: claim.spec.dataSource?.kind ?? claim.spec.dataSourceRef?.kind ?? "",
+  };
+}

@@ -1,0 +1,285 @@
+/**
+ * The controller shell with small in-memory fakes of its ports (unit tests
+ * only): what it asks the driver and the API server, which events it
+ * records and what it tells the worker pool, for each kind of outcome.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { CsiError } from "../csi/status.ts";
+import type {
+  CreateVolumeRequest,
+  CreateVolumeResponse,
+  DeleteVolumeRequest,
+} from "../csi/types.ts";
+import type { EventRecord } from "../kube/events.ts";
+import type { Claim, PersistentVolume, StorageClass } from "../kube/objects.ts";
+import { createLogger } from "../log/logger.ts";
+import { WorkQueue } from "../queue/work_queue.ts";
+import type { HandleOutcome } from "../queue/workers.ts";
+import { ProvisionController } from "./controller.ts";
+import type { ProvisionApi, ProvisionCsi } from "./ports.ts";
+import { PvSaver } from "./pv_saver.ts";
+import {
+  claim as buildClaim,
+  CLAIM_UID,
+  DRIVER,
+  NODE,
+  provisionOptions,
+  storageClass,
+  TOPOLOGY_KEY,
+} from "./test_builders.ts";
+
+const KEY = "apps/data";
+const PV_NAME = `pvc-${CLAIM_UID}`;
+const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+
+type CreateAnswer = CreateVolumeResponse | CsiError;
+
+function volumeOf(request: CreateVolumeRequest, capacity?: string): CreateVolumeResponse {
+  return {
+    volume: {
+      capacity_bytes: capacity ?? request.capacity_range?.required_bytes ?? "0",
+      volume_id: `vol-${request.name}`,
+      volume_context: {},
+      content_source: null,
+      accessible_topology: [{ segments: { [TOPOLOGY_KEY]: NODE } }],
+    },
+  };
+}
+
+/** The world as the controller sees it, recorded. */
+function world(
+  options: { claims?: Claim[]; classes?: StorageClass[]; answers?: CreateAnswer[] } = {},
+) {
+  const claims = new Map(
+    (options.claims ?? [buildClaim()]).map((
+      c,
+    ) => [`${c.metadata.namespace}/${c.metadata.name}`, c]),
+  );
+  const classes = new Map((options.classes ?? [storageClass()]).map((c) => [c.metadata.name, c]));
+  const volumes = new Map<string, PersistentVolume>();
+  const answers = [...(options.answers ?? [])];
+  const record = {
+    created: [] as CreateVolumeRequest[],
+    deleted: [] as DeleteVolumeRequest[],
+    savedPvs: [] as PersistentVolume[],
+    events: [] as EventRecord[],
+    selectedNodeRemoved: [] as string[],
+    failed: 0,
+    succeeded: 0,
+  };
+  let pvCreateFails = 0;
+  const csi: ProvisionCsi = {
+    createVolume: (request) => {
+      record.created.push(request);
+      const answer = answers.shift() ?? volumeOf(request);
+      return answer instanceof CsiError ? Promise.reject(answer) : Promise.resolve(answer);
+    },
+    deleteVolume: (request) => {
+      record.deleted.push(request);
+      return Promise.resolve();
+    },
+  };
+  const api: ProvisionApi = {
+    createPersistentVolume: (pv) => {
+      if (pvCreateFails-- > 0) return Promise.reject(new Error("apiserver unavailable"));
+      record.savedPvs.push(pv);
+      return Promise.resolve("created");
+    },
+    readClaim: (key) => Promise.resolve(claims.get(`${key.namespace}/${key.name}`)),
+    removeSelectedNode: (claim) => {
+      record.selectedNodeRemoved.push(claim.metadata.name);
+      return Promise.resolve("removed");
+    },
+    readSecretData: (ref) =>
+      ref.name === "missing"
+        ? Promise.reject(new Error(`secrets "missing" not found`))
+        : Promise.resolve({ password: "s3cret" }),
+    readVolumeAttributesClass: () => Promise.resolve(undefined),
+  };
+  const events = { record: (event: EventRecord) => record.events.push(event) };
+  const saveQueue = new WorkQueue();
+  const saver = new PvSaver({ api, events, logger: quiet, queue: saveQueue });
+  const controller = new ProvisionController({
+    caches: { claims, classes, volumes },
+    api,
+    csi,
+    events,
+    metrics: { succeeded: () => record.succeeded++, failed: () => record.failed++ },
+    saver,
+    logger: quiet,
+  }, {
+    decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },
+    prepare: provisionOptions(),
+    persistentVolume: {
+      driverName: DRIVER,
+      identity: "123-4-driver-node-a",
+      controllerPublishReadonly: false,
+      topologySupported: true,
+    },
+    timeoutMs: 1000,
+  });
+  const sync = (key = KEY): Promise<HandleOutcome> =>
+    controller.sync(key, new AbortController().signal);
+  return {
+    claims,
+    classes,
+    volumes,
+    record,
+    controller,
+    saver,
+    sync,
+    failPvCreate: (times: number) => (pvCreateFails = times),
+    close: () => saveQueue.shutDown(),
+  };
+}
+
+const reasons = (events: EventRecord[]) => events.map((event) => `${event.type} ${event.reason}`);
+
+Deno.test("sync() provisions a claim selected to this node: CreateVolume, PV, two events, metric", async () => {
+  const w = world();
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  strictEqual(w.record.created.length, 1);
+  strictEqual(w.record.created[0]?.name, PV_NAME);
+  strictEqual(w.record.savedPvs[0]?.metadata.name, PV_NAME);
+  strictEqual(w.record.savedPvs[0]?.spec.claimRef?.uid, CLAIM_UID);
+  deepStrictEqual(reasons(w.record.events), [
+    "Normal Provisioning",
+    "Normal ProvisioningSucceeded",
+  ]);
+  strictEqual(w.record.events[1]?.message, `Successfully provisioned volume ${PV_NAME}`);
+  strictEqual(
+    w.record.events[0]?.message,
+    'External provisioner is provisioning volume for claim "apps/data"',
+  );
+  strictEqual(w.record.succeeded, 1);
+  w.close();
+});
+
+Deno.test("sync() of a claim selected to another node makes no call and records no event", async () => {
+  const other = buildClaim({
+    metadata: {
+      annotations: {
+        "volume.kubernetes.io/storage-provisioner": DRIVER,
+        "volume.kubernetes.io/selected-node": "node-b",
+      },
+    },
+  });
+  const w = world({ claims: [other] });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual([w.record.created.length, w.record.events.length, w.record.failed], [0, 0, 0]);
+  w.close();
+});
+
+Deno.test("sync() does not call CreateVolume when the claim's PV already exists", async () => {
+  const w = world();
+  w.volumes.set(PV_NAME, { metadata: { name: PV_NAME }, spec: {} });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  strictEqual(w.record.created.length, 0);
+  w.close();
+});
+
+Deno.test("ResourceExhausted removes selected-node so that the scheduler picks again", async () => {
+  const w = world({
+    answers: [new CsiError("/csi.v1.Controller/CreateVolume", 8, "pool fast is full")],
+  });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.selectedNodeRemoved, ["data"]);
+  deepStrictEqual(reasons(w.record.events), ["Normal Provisioning", "Warning ProvisioningFailed"]);
+  strictEqual(
+    w.record.events[1]?.message,
+    "rpc error: code = ResourceExhausted desc = pool fast is full",
+  );
+  strictEqual(w.record.failed, 1);
+  w.close();
+});
+
+Deno.test("InvalidArgument is infeasible: a slow retry and upstream's event message", async () => {
+  const w = world({
+    answers: [new CsiError("/csi.v1.Controller/CreateVolume", 3, "unknown kind")],
+  });
+  const outcome = await w.sync();
+  deepStrictEqual(outcome, { kind: "retryAfter", ms: 300_000 });
+  strictEqual(
+    w.record.events[1]?.message,
+    "Volume provisioning failed with infeasible error. Retries will be delayed. rpc error: code = InvalidArgument desc = unknown kind",
+  );
+  const again = await w.sync();
+  strictEqual(again.kind, "retryAfter", "the slow set holds the claim back");
+  strictEqual(w.record.created.length, 1, "no second CreateVolume while in the slow set");
+  w.close();
+});
+
+Deno.test("a claim deleted while CreateVolume runs in the background does not leak its volume", async () => {
+  const w = world({
+    answers: [new CsiError("/csi.v1.Controller/CreateVolume", 4, "context deadline exceeded")],
+  });
+  deepStrictEqual(await w.sync(), { kind: "retry" });
+  strictEqual(w.controller.inProgress, 1);
+  w.claims.delete(KEY);
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  strictEqual(w.record.created.length, 2, "CreateVolume asked again, with the same request");
+  deepStrictEqual(w.record.created[1], w.record.created[0]);
+  deepStrictEqual(w.record.deleted.map((request) => request.volume_id), [`vol-${PV_NAME}`]);
+  strictEqual(w.record.savedPvs.length, 0, "no PV for a deleted claim");
+  strictEqual(w.controller.inProgress, 0);
+  w.close();
+});
+
+Deno.test("a volume smaller than requested is deleted again and the claim retried", async () => {
+  const w = world({
+    answers: [{
+      ...volumeOf({ name: PV_NAME, volume_capabilities: [], parameters: {}, secrets: {} }, "1024"),
+    }],
+  });
+  deepStrictEqual(await w.sync(), { kind: "retry" });
+  strictEqual(w.record.deleted[0]?.volume_id, `vol-${PV_NAME}`);
+  ok(
+    w.record.events[1]?.message.startsWith(
+      "created volume capacity 1024 less than requested capacity",
+    ),
+    w.record.events[1]?.message ?? "no event",
+  );
+  strictEqual(w.record.savedPvs.length, 0);
+  w.close();
+});
+
+Deno.test("a PV that cannot be saved is kept and retried in the background; the volume is kept", async () => {
+  const w = world();
+  w.failPvCreate(1);
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  strictEqual(w.saver.pending, 1);
+  strictEqual(w.record.deleted.length, 0);
+  strictEqual(reasons(w.record.events).includes("Normal ProvisioningSucceeded"), false);
+  w.close();
+});
+
+Deno.test("a missing provisioner secret is a Warning naming it, and nothing is created", async () => {
+  const sc = storageClass({
+    parameters: {
+      "csi.storage.k8s.io/provisioner-secret-name": "missing",
+      "csi.storage.k8s.io/provisioner-secret-namespace": "apps",
+    },
+  });
+  const w = world({ classes: [sc] });
+  deepStrictEqual(await w.sync(), { kind: "retry" });
+  strictEqual(w.record.created.length, 0);
+  strictEqual(
+    w.record.events[0]?.message,
+    'error getting secret missing in namespace apps: secrets "missing" not found',
+  );
+  w.close();
+});
+
+Deno.test("the provisioner secret's data goes into CreateVolume and never into an event", async () => {
+  const sc = storageClass({
+    parameters: {
+      "csi.storage.k8s.io/provisioner-secret-name": "creds",
+      "csi.storage.k8s.io/provisioner-secret-namespace": "apps",
+    },
+  });
+  const w = world({ classes: [sc] });
+  await w.sync();
+  deepStrictEqual(w.record.created[0]?.secrets, { password: "s3cret" });
+  ok(!JSON.stringify(w.record.events).includes("s3cret"));
+  w.close();
+});

@@ -1,0 +1,162 @@
+/**
+ * Is this claim ours to provision now? The node-mode part of upstream's
+ * claim filter (sig-storage-lib `shouldProvision`, external-provisioner
+ * `ShouldProvision`, `checkNode` and the checks at the top of `Provision`),
+ * as pure decisions over the claim and its StorageClass. The Immediate
+ * binding ownership race (which sleeps and updates the claim) is not decided
+ * here; such claims get their own kind so the caller can handle them.
+ */
+import {
+  ANN_BETA_STORAGE_CLASS,
+  ANN_BETA_STORAGE_PROVISIONER,
+  ANN_MIGRATED_TO,
+  ANN_SELECTED_NODE,
+  ANN_STORAGE_PROVISIONER,
+} from "../kube/annotations.ts";
+import type { Claim, StorageClass } from "../kube/objects.ts";
+import { claimStorageClassName } from "./claim_class.ts";
+import { atClaim, atClass } from "./location.ts";
+import { type Problem, problem } from "./outcome.ts";
+
+/** Who we are. */
+export interface ClaimDecisionOptions {
+  driverName: string;
+  /** NODE_NAME. */
+  nodeName: string;
+  /** --node-deployment-immediate-binding. */
+  immediateBinding: boolean;
+}
+
+/** Why a claim is left alone. */
+export type IgnoreCause =
+  /** spec.volumeName is set: nothing to provision. */
+  | "bound"
+  /** The claim is being deleted. */
+  | "deleting"
+  /** The claim (or its class) is for another provisioner. */
+  | "otherProvisioner"
+  /** Another node is selected: no API call, no event, no class lookup. */
+  | "otherNode"
+  /** WaitForFirstConsumer and no node selected yet: the scheduler will choose. */
+  | "waitingForScheduler"
+  /** Immediate binding while --node-deployment-immediate-binding=false. */
+  | "immediateBindingDisabled"
+  /**
+   * No node selected and the class is not in the cache. The PV controller
+   * reports a missing class itself; the caller may re-examine the claim
+   * when StorageClasses change.
+   */
+  | "classMissing";
+
+/** A claim left alone, with the reason for the debug log. */
+export interface Ignore {
+  kind: "ignore";
+  cause: IgnoreCause;
+  reason: string;
+}
+
+/** First pass over the claim alone: ignore it, or look up its class by name. */
+export type ClaimScreen = Ignore | { kind: "lookUpClass"; storageClassName: string };
+
+/** What the caller does with a claim. */
+export type ClaimDecision =
+  /** Our node is selected: run prepareProvision with this class. */
+  | { kind: "provision"; storageClass: StorageClass }
+  | Ignore
+  /**
+   * Immediate binding, no node selected yet: the ownership race. Handled in a
+   * later version; log `reason` at debug.
+   */
+  | { kind: "immediateBinding"; reason: string; storageClass: StorageClass }
+  /** Warning event ProvisioningFailed, retry with backoff. */
+  | Problem;
+
+const IMMEDIATE_LATER = "Immediate binding is handled in a later version";
+
+/**
+ * The checks that need only the claim, so that claims of other nodes or
+ * provisioners cost no lookup at all.
+ */
+export function screenClaim(claim: Claim, options: ClaimDecisionOptions): ClaimScreen {
+  const annotations = claim.metadata.annotations ?? {};
+  const key = `${claim.metadata.namespace}/${claim.metadata.name}`;
+  if (claim.spec.volumeName) {
+    return ignore(
+      "bound",
+      `claim ${key} is already bound to volume ${JSON.stringify(claim.spec.volumeName)}`,
+    );
+  }
+  if (claim.metadata.deletionTimestamp) return ignore("deleting", `claim ${key} is being deleted`);
+  // The new annotation wins whenever it is present, even when empty (as upstream reads it).
+  const provisioner = annotations[ANN_STORAGE_PROVISIONER] ??
+    annotations[ANN_BETA_STORAGE_PROVISIONER] ?? "";
+  if (provisioner !== options.driverName && annotations[ANN_MIGRATED_TO] !== options.driverName) {
+    return ignore(
+      "otherProvisioner",
+      `PVC annotated with external-provisioner name ${provisioner} does not match provisioner driver name ` +
+        `${options.driverName}. This could mean the PVC is not migrated`,
+    );
+  }
+  const selectedNode = annotations[ANN_SELECTED_NODE] ?? "";
+  if (selectedNode !== "" && selectedNode !== options.nodeName) {
+    return ignore(
+      "otherNode",
+      `not responsible for provisioning of PVC ${key} because it is not assigned to node ` +
+        JSON.stringify(options.nodeName),
+    );
+  }
+  return { kind: "lookUpClass", storageClassName: claimStorageClassName(claim) };
+}
+
+/** The claim and its class as the caches have them. */
+export interface ClaimSnapshot {
+  claim: Claim;
+  /** The class named by screenClaim's storageClassName; undefined when not in the cache. */
+  storageClass: StorageClass | undefined;
+}
+
+/** The full decision for a claim (runs screenClaim again, which is cheap). */
+export function decideClaim(snapshot: ClaimSnapshot, options: ClaimDecisionOptions): ClaimDecision {
+  const { claim, storageClass } = snapshot;
+  const screen = screenClaim(claim, options);
+  if (screen.kind === "ignore") return screen;
+  const selected = (claim.metadata.annotations?.[ANN_SELECTED_NODE] ?? "") !== "";
+  const className = screen.storageClassName;
+  if (storageClass === undefined) {
+    const message = `storageClass ${JSON.stringify(className)} not found`;
+    if (!selected) return ignore("classMissing", message);
+    const field = claim.metadata.annotations?.[ANN_BETA_STORAGE_CLASS] !== undefined
+      ? `metadata.annotations[${JSON.stringify(ANN_BETA_STORAGE_CLASS)}]`
+      : "spec.storageClassName";
+    return problem(atClaim(message, claim, field), { state: "noChange" });
+  }
+  if (storageClass.provisioner !== options.driverName) {
+    const message = "Unknown provisioner requested in claim's StorageClass: " +
+      `${JSON.stringify(storageClass.provisioner)} is not ${JSON.stringify(options.driverName)}`;
+    // Upstream stops silently (error log only); with a node selected, a
+    // Warning tells the user why the claim stays Pending.
+    return selected
+      ? problem(atClass(message, className, "provisioner"))
+      : ignore("otherProvisioner", message);
+  }
+  if (selected) return { kind: "provision", storageClass };
+  if (storageClass.volumeBindingMode === "WaitForFirstConsumer") {
+    return ignore(
+      "waitingForScheduler",
+      "WaitForFirstConsumer: waiting for the scheduler to select a node",
+    );
+  }
+  // An absent binding mode is Immediate, the API server's default (upstream's
+  // checkNode ignores a nil mode, which the API server never stores).
+  if (!options.immediateBinding) {
+    return ignore(
+      "immediateBindingDisabled",
+      "Immediate binding is disabled by --node-deployment-immediate-binding=false",
+    );
+  }
+  return { kind: "immediateBinding", reason: IMMEDIATE_LATER, storageClass };
+}
+
+function ignore(cause: IgnoreCause, reason: string): Ignore {
+  return { kind: "ignore", cause, reason };
+}

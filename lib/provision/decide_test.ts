@@ -1,0 +1,239 @@
+import { deepStrictEqual } from "node:assert/strict";
+import type { Claim, StorageClass } from "../kube/objects.ts";
+import {
+  type ClaimDecision,
+  type ClaimDecisionOptions,
+  decideClaim,
+  screenClaim,
+} from "./decide.ts";
+import { claim, DRIVER, NODE, storageClass } from "./test_builders.ts";
+
+const OPTIONS: ClaimDecisionOptions = {
+  driverName: DRIVER,
+  nodeName: NODE,
+  immediateBinding: true,
+};
+const PROVISIONER = "volume.kubernetes.io/storage-provisioner";
+const BETA_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner";
+const SELECTED = "volume.kubernetes.io/selected-node";
+
+function withAnnotations(
+  annotations: Record<string, string>,
+  spec: Partial<Claim["spec"]> = {},
+): Claim {
+  return claim({ metadata: { annotations }, spec });
+}
+
+/** `null` stands for a class missing from the cache. */
+function decide(
+  theClaim: Claim,
+  theClass: StorageClass | null = storageClass(),
+  options = OPTIONS,
+) {
+  return decideClaim({ claim: theClaim, storageClass: theClass ?? undefined }, options);
+}
+
+function ignored(cause: string, reason: string): ClaimDecision {
+  return { kind: "ignore", cause, reason } as ClaimDecision;
+}
+
+Deno.test("decideClaim() provisions a claim selected to this node", () => {
+  deepStrictEqual(decide(claim()), { kind: "provision", storageClass: storageClass() });
+});
+
+Deno.test("decideClaim() provisions an Immediate claim once this node owns it", () => {
+  const immediate = storageClass({ volumeBindingMode: "Immediate" });
+  deepStrictEqual(decide(claim(), immediate), { kind: "provision", storageClass: immediate });
+});
+
+Deno.test("decideClaim() ignores a claim that is already bound", () => {
+  deepStrictEqual(
+    decide(claim({ spec: { volumeName: "pv-1" } })),
+    ignored("bound", 'claim apps/data is already bound to volume "pv-1"'),
+  );
+});
+
+Deno.test("decideClaim() ignores a claim that is being deleted", () => {
+  deepStrictEqual(
+    decide(claim({ metadata: { deletionTimestamp: "2026-01-01T00:00:00Z" } })),
+    ignored("deleting", "claim apps/data is being deleted"),
+  );
+});
+
+Deno.test("decideClaim() ignores claims of another provisioner with upstream's reason", () => {
+  deepStrictEqual(
+    decide(withAnnotations({ [PROVISIONER]: "other.csi.example.com", [SELECTED]: NODE })),
+    ignored(
+      "otherProvisioner",
+      `PVC annotated with external-provisioner name other.csi.example.com does not match provisioner driver name ${DRIVER}. This could mean the PVC is not migrated`,
+    ),
+  );
+  deepStrictEqual(
+    decide(withAnnotations({ [SELECTED]: NODE })),
+    ignored(
+      "otherProvisioner",
+      `PVC annotated with external-provisioner name  does not match provisioner driver name ${DRIVER}. This could mean the PVC is not migrated`,
+    ),
+  );
+});
+
+Deno.test("decideClaim() reads the beta provisioner annotation only when the new one is absent", () => {
+  deepStrictEqual(
+    decide(withAnnotations({ [BETA_PROVISIONER]: DRIVER, [SELECTED]: NODE })).kind,
+    "provision",
+  );
+  deepStrictEqual(
+    decide(withAnnotations({ [PROVISIONER]: "", [BETA_PROVISIONER]: DRIVER, [SELECTED]: NODE }))
+      .kind,
+    "ignore",
+  );
+});
+
+Deno.test("decideClaim() accepts a claim migrated to our driver", () => {
+  const migrated = withAnnotations({
+    [PROVISIONER]: "kubernetes.io/in-tree",
+    "pv.kubernetes.io/migrated-to": DRIVER,
+    [SELECTED]: NODE,
+  });
+  deepStrictEqual(decide(migrated).kind, "provision");
+});
+
+Deno.test("screenClaim() ignores a claim selected to another node without any lookup", () => {
+  deepStrictEqual(
+    screenClaim(withAnnotations({ [PROVISIONER]: DRIVER, [SELECTED]: "node-b" }), OPTIONS),
+    ignored(
+      "otherNode",
+      'not responsible for provisioning of PVC apps/data because it is not assigned to node "node-a"',
+    ),
+  );
+});
+
+Deno.test("screenClaim() names the class to look up, the beta annotation winning", () => {
+  deepStrictEqual(screenClaim(claim(), OPTIONS), { kind: "lookUpClass", storageClassName: "fast" });
+  deepStrictEqual(
+    screenClaim(
+      withAnnotations(
+        { [PROVISIONER]: DRIVER, "volume.beta.kubernetes.io/storage-class": "legacy" },
+        { storageClassName: "fast" },
+      ),
+      OPTIONS,
+    ),
+    { kind: "lookUpClass", storageClassName: "legacy" },
+  );
+});
+
+Deno.test("decideClaim() copes with a claim that has only the beta class annotation (fixes upstream quirk 4)", () => {
+  const { storageClassName: _, ...spec } = claim().spec;
+  const legacy: Claim = {
+    metadata: {
+      ...claim().metadata,
+      annotations: { [PROVISIONER]: DRIVER, "volume.beta.kubernetes.io/storage-class": "legacy" },
+    },
+    spec,
+  };
+  deepStrictEqual(screenClaim(legacy, OPTIONS), {
+    kind: "lookUpClass",
+    storageClassName: "legacy",
+  });
+  deepStrictEqual(
+    decide(legacy, storageClass({ metadata: { name: "legacy", uid: "u", resourceVersion: "1" } })),
+    ignored(
+      "waitingForScheduler",
+      "WaitForFirstConsumer: waiting for the scheduler to select a node",
+    ),
+  );
+});
+
+Deno.test("decideClaim() reports a missing class of a claim selected to this node", () => {
+  deepStrictEqual(decide(claim(), null), {
+    kind: "problem",
+    reason: "ProvisioningFailed",
+    message:
+      'storageClass "fast" not found (PersistentVolumeClaim "apps/data", spec.storageClassName)',
+    retry: "backoff",
+    state: "noChange",
+  });
+  const annotated = withAnnotations({
+    [PROVISIONER]: DRIVER,
+    [SELECTED]: NODE,
+    "volume.beta.kubernetes.io/storage-class": "legacy",
+  });
+  deepStrictEqual(decide(annotated, null), {
+    kind: "problem",
+    reason: "ProvisioningFailed",
+    message: 'storageClass "legacy" not found (PersistentVolumeClaim "apps/data", ' +
+      'metadata.annotations["volume.beta.kubernetes.io/storage-class"])',
+    retry: "backoff",
+    state: "noChange",
+  });
+});
+
+Deno.test("decideClaim() reports a class of another provisioner for a claim selected to this node", () => {
+  deepStrictEqual(decide(claim(), storageClass({ provisioner: "other.csi.example.com" })), {
+    kind: "problem",
+    reason: "ProvisioningFailed",
+    message:
+      `Unknown provisioner requested in claim's StorageClass: "other.csi.example.com" is not "${DRIVER}" ` +
+      '(StorageClass "fast", provisioner)',
+    retry: "backoff",
+    state: "finished",
+  });
+});
+
+const UNSELECTED = withAnnotations({ [PROVISIONER]: DRIVER });
+
+Deno.test("decideClaim() leaves WaitForFirstConsumer claims to the scheduler", () => {
+  deepStrictEqual(
+    decide(UNSELECTED),
+    ignored(
+      "waitingForScheduler",
+      "WaitForFirstConsumer: waiting for the scheduler to select a node",
+    ),
+  );
+  deepStrictEqual(
+    decide(withAnnotations({ [PROVISIONER]: DRIVER, [SELECTED]: "" })).kind,
+    "ignore",
+  );
+});
+
+Deno.test("decideClaim() hands Immediate claims without a node to the (later) ownership race", () => {
+  const immediate = storageClass({ volumeBindingMode: "Immediate" });
+  deepStrictEqual(decide(UNSELECTED, immediate), {
+    kind: "immediateBinding",
+    reason: "Immediate binding is handled in a later version",
+    storageClass: immediate,
+  });
+  const { volumeBindingMode: _, ...unset } = storageClass();
+  deepStrictEqual(
+    decide(UNSELECTED, unset).kind,
+    "immediateBinding",
+    "an absent mode is Immediate",
+  );
+});
+
+Deno.test("decideClaim() ignores Immediate claims with --node-deployment-immediate-binding=false", () => {
+  deepStrictEqual(
+    decide(UNSELECTED, storageClass({ volumeBindingMode: "Immediate" }), {
+      ...OPTIONS,
+      immediateBinding: false,
+    }),
+    ignored(
+      "immediateBindingDisabled",
+      "Immediate binding is disabled by --node-deployment-immediate-binding=false",
+    ),
+  );
+});
+
+Deno.test("decideClaim() stays quiet about a missing or foreign class while no node is selected", () => {
+  deepStrictEqual(
+    decide(UNSELECTED, null),
+    ignored("classMissing", 'storageClass "fast" not found'),
+  );
+  deepStrictEqual(
+    decide(UNSELECTED, storageClass({ provisioner: "other" })),
+    ignored(
+      "otherProvisioner",
+      `Unknown provisioner requested in claim's StorageClass: "other" is not "${DRIVER}"`,
+    ),
+  );
+});

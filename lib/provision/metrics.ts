@@ -1,0 +1,40 @@
+/**
+ * The controller_* metrics of sig-storage-lib-external-provisioner, with the
+ * same names, labels and help texts. Unlike upstream, failures count only
+ * claims this node actually tried (an ignored claim is not a failure).
+ */
+import { Counter, Histogram, type Registry } from "prom-client";
+import type { ProvisionLabels, ProvisionMetrics } from "./ports.ts";
+
+/** Creates the provisioning metrics in `registry`. */
+export function createProvisionMetrics(registry: Registry): ProvisionMetrics {
+  const labelNames = ["class", "source"] as const;
+  const total = new Counter({
+    name: "controller_persistentvolumeclaim_provision_total",
+    help:
+      "Total number of persistent volumes provisioned succesfully. Broken down by storage class name and source of the claim.",
+    labelNames,
+    registers: [registry],
+  });
+  const failed = new Counter({
+    name: "controller_persistentvolumeclaim_provision_failed_total",
+    help:
+      "Total number of persistent volume provision failed attempts. Broken down by storage class name and source of the claim.",
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "controller_persistentvolumeclaim_provision_duration_seconds",
+    help:
+      "Latency in seconds to provision persistent volumes. Failed provisioning attempts are ignored. Broken down by storage class name and source of the claim.",
+    labelNames,
+    registers: [registry],
+  });
+  return {
+    succeeded: (labels: ProvisionLabels, seconds: number) => {
+      total.inc({ ...labels });
+      duration.observe({ ...labels }, seconds);
+    },
+    failed: (labels: ProvisionLabels) => failed.inc({ ...labels }),
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * Which PersistentVolumes are this agent's concern: those of its driver
+ * (upstream's isProvisionerForVolume) that live on this node, or that carry
+ * no node affinity at all (kept so that the delete path can refuse them with
+ * a Warning instead of every node deleting them). All others are not even
+ * cached, which keeps the PV cache the size of this node's volumes.
+ */
+import type { Segments } from "../csi/types.ts";
+import { ANN_MIGRATED_TO, ANN_PROVISIONED_BY } from "../kube/annotations.ts";
+import type { PersistentVolume } from "../kube/objects.ts";
+import { volumeIsAccessible } from "../topology/affinity.ts";
+
+/** Whether the PV was provisioned by (or migrated to) this driver. */
+export function isDriversVolume(pv: PersistentVolume, driverName: string): boolean {
+  const annotations = pv.metadata.annotations ?? {};
+  if (annotations[ANN_MIGRATED_TO] === driverName) return true;
+  const provisionedBy = annotations[ANN_PROVISIONED_BY];
+  if (provisionedBy !== undefined) return provisionedBy === driverName;
+  return pv.spec.csi?.driver === driverName;
+}
+
+/** Whether this node's agent keeps the PV in its cache. */
+export function isThisNodesConcern(
+  pv: PersistentVolume,
+  options: { driverName: string; segment: Segments },
+): boolean {
+  if (!isDriversVolume(pv, options.driverName)) return false;
+  const accessibility = volumeIsAccessible(pv.spec.nodeAffinity, options.segment).kind;
+  return accessibility === "accessible" || accessibility === "noAffinity" ||
+    accessibility === "error";
+}

@@ -1,0 +1,72 @@
+/**
+ * PV node affinity in both directions: generated from a CreateVolume
+ * response's accessible_topology (`GenerateVolumeNodeAffinity`), and checked
+ * against this node's segment to decide whether a volume is ours to delete
+ * (`VolumeIsAccessible`, upstream topology.go).
+ */
+import type { Segments, Topology } from "../csi/types.ts";
+import type { NodeSelectorTerm, VolumeNodeAffinity } from "../kube/objects.ts";
+import { matchNodeSelectorTerms } from "./node_selector.ts";
+
+/**
+ * One node selector term per topology with segments, each segment an `In`
+ * expression with its single value; undefined when there is none.
+ *
+ * Differences from upstream, both to produce valid and stable objects:
+ * expressions are sorted by key (upstream follows Go map order), and when
+ * every topology is empty we return no affinity, where upstream returns a
+ * `required` with no terms that the API server rejects.
+ */
+export function volumeNodeAffinity(
+  accessibleTopology: readonly Topology[] | null | undefined,
+): VolumeNodeAffinity | undefined {
+  const terms: NodeSelectorTerm[] = [];
+  for (const topology of accessibleTopology ?? []) {
+    const keys = Object.keys(topology.segments ?? {}).sort();
+    if (keys.length === 0) continue;
+    terms.push({
+      matchExpressions: keys.map((key) => ({
+        key,
+        operator: "In",
+        values: [topology.segments[key] ?? ""],
+      })),
+    });
+  }
+  return terms.length === 0 ? undefined : { required: { nodeSelectorTerms: terms } };
+}
+
+/** Whether a PV is this node's, as far as its node affinity tells. */
+export type Accessibility =
+  /** The affinity matches this node's segment: the volume lives here. */
+  | { kind: "accessible" }
+  /** The affinity excludes this node: another agent's volume (upstream: "PV was not provisioned on this node"). */
+  | { kind: "notAccessible" }
+  /**
+   * The PV has no node affinity (or no required terms). Upstream treats such
+   * a PV as accessible everywhere, so every agent deletes it through its own
+   * driver (upstream quirk 9). We do not: the caller should skip it and emit
+   * a Warning instead.
+   */
+  | { kind: "noAffinity" }
+  /** The driver reported no topology for this node, so nothing can be decided. */
+  | { kind: "noNodeTopology" }
+  /** The affinity cannot be evaluated (bad operator, key or value). */
+  | { kind: "error"; message: string };
+
+/**
+ * Evaluates the PV's required node affinity against this node's segment,
+ * as Kubernetes would against a Node labelled with exactly the segment.
+ */
+export function volumeIsAccessible(
+  nodeAffinity: VolumeNodeAffinity | undefined,
+  segment: Segments | null,
+): Accessibility {
+  if (segment === null) return { kind: "noNodeTopology" };
+  const terms = nodeAffinity?.required?.nodeSelectorTerms ?? [];
+  if (terms.length === 0) return { kind: "noAffinity" };
+  const result = matchNodeSelectorTerms(terms, segment);
+  if (!result.ok) {
+    return { kind: "error", message: `checking volume affinity failed: ${result.error}` };
+  }
+  return result.matches ? { kind: "accessible" } : { kind: "notAccessible" };
+}

@@ -1,0 +1,187 @@
+import { deepStrictEqual } from "node:assert/strict";
+import type { NodeSelectorTerm, VolumeNodeAffinity } from "../kube/objects.ts";
+import { volumeIsAccessible, volumeNodeAffinity } from "./affinity.ts";
+
+const KEY = "topology.hostpath.csi/node";
+
+function affinity(...terms: NodeSelectorTerm[]): VolumeNodeAffinity {
+  return { required: { nodeSelectorTerms: terms } };
+}
+
+Deno.test("volumeNodeAffinity() makes one In term per topology, keys sorted", () => {
+  deepStrictEqual(
+    volumeNodeAffinity([
+      { segments: { [KEY]: "node-a", "a.example/zone": "z1" } },
+      { segments: {} },
+      {
+        segments: { [KEY]: "node-b" },
+      },
+    ]),
+    affinity(
+      {
+        matchExpressions: [
+          { key: "a.example/zone", operator: "In", values: ["z1"] },
+          { key: KEY, operator: "In", values: ["node-a"] },
+        ],
+      },
+      { matchExpressions: [{ key: KEY, operator: "In", values: ["node-b"] }] },
+    ),
+  );
+});
+
+Deno.test("volumeNodeAffinity() gives none without topology, and none for only empty segments", () => {
+  deepStrictEqual(volumeNodeAffinity([]), undefined);
+  deepStrictEqual(volumeNodeAffinity(null), undefined);
+  deepStrictEqual(volumeNodeAffinity([{ segments: {} }]), undefined);
+});
+
+Deno.test("volumeIsAccessible() accepts a PV whose affinity was generated for our segment", () => {
+  const segment = { [KEY]: "node-a" };
+  deepStrictEqual(volumeIsAccessible(volumeNodeAffinity([{ segments: segment }]), segment), {
+    kind: "accessible",
+  });
+});
+
+Deno.test("volumeIsAccessible() rejects a PV of another node", () => {
+  deepStrictEqual(
+    volumeIsAccessible(volumeNodeAffinity([{ segments: { [KEY]: "node-b" } }]), {
+      [KEY]: "node-a",
+    }),
+    { kind: "notAccessible" },
+  );
+});
+
+Deno.test("volumeIsAccessible() does not claim PVs without node affinity (fixes upstream quirk 9)", () => {
+  const segment = { [KEY]: "node-a" };
+  deepStrictEqual(volumeIsAccessible(undefined, segment), { kind: "noAffinity" });
+  deepStrictEqual(volumeIsAccessible({}, segment), { kind: "noAffinity" });
+  deepStrictEqual(volumeIsAccessible(affinity(), segment), { kind: "noAffinity" });
+});
+
+Deno.test("volumeIsAccessible() cannot decide without the node's topology", () => {
+  deepStrictEqual(volumeIsAccessible(affinity(), null), { kind: "noNodeTopology" });
+});
+
+Deno.test("volumeIsAccessible() evaluates each operator as the Kubernetes matcher does", () => {
+  const segment = { [KEY]: "node-a", "example.com/rack": "7" };
+  const cases: [string, string, string[] | undefined, boolean][] = [
+    [KEY, "In", ["node-b", "node-a"], true],
+    [KEY, "In", ["node-b"], false],
+    [KEY, "NotIn", ["node-b"], true],
+    [KEY, "NotIn", ["node-a"], false],
+    ["missing", "NotIn", ["x"], true],
+    [KEY, "Exists", undefined, true],
+    ["missing", "Exists", [], false],
+    ["missing", "DoesNotExist", undefined, true],
+    [KEY, "DoesNotExist", undefined, false],
+    ["example.com/rack", "Gt", ["6"], true],
+    ["example.com/rack", "Gt", ["7"], false],
+    ["example.com/rack", "Lt", ["8"], true],
+    ["example.com/rack", "Lt", ["7"], false],
+    [KEY, "Gt", ["1"], false], // the label is not an integer
+    ["missing", "Lt", ["1"], false],
+  ];
+  for (const [key, operator, values, accessible] of cases) {
+    const requirement = values === undefined ? { key, operator } : { key, operator, values };
+    deepStrictEqual(
+      volumeIsAccessible(affinity({ matchExpressions: [requirement] }), segment),
+      { kind: accessible ? "accessible" : "notAccessible" },
+      `${key} ${operator} ${JSON.stringify(values)}`,
+    );
+  }
+});
+
+Deno.test("volumeIsAccessible() ORs terms and ANDs the expressions of a term", () => {
+  const segment = { [KEY]: "node-a", zone: "z1" };
+  const inNode = (node: string) => ({ key: KEY, operator: "In", values: [node] });
+  const inZone = (zone: string) => ({ key: "zone", operator: "In", values: [zone] });
+  deepStrictEqual(
+    volumeIsAccessible(affinity({ matchExpressions: [inNode("node-a"), inZone("z2")] }), segment),
+    { kind: "notAccessible" },
+  );
+  deepStrictEqual(
+    volumeIsAccessible(
+      affinity({ matchExpressions: [inNode("node-b")] }, {
+        matchExpressions: [inNode("node-a"), inZone("z1")],
+      }),
+      segment,
+    ),
+    { kind: "accessible" },
+  );
+});
+
+Deno.test("volumeIsAccessible() never matches matchFields or empty terms on a nameless segment", () => {
+  const segment = { [KEY]: "node-a" };
+  const byName = { key: "metadata.name", operator: "In", values: ["node-a"] };
+  deepStrictEqual(volumeIsAccessible(affinity({ matchFields: [byName] }), segment), {
+    kind: "notAccessible",
+  });
+  deepStrictEqual(
+    volumeIsAccessible(
+      affinity({
+        matchExpressions: [{ key: KEY, operator: "In", values: ["node-a"] }],
+        matchFields: [byName],
+      }),
+      segment,
+    ),
+    { kind: "notAccessible" },
+  );
+  deepStrictEqual(volumeIsAccessible(affinity({}), segment), { kind: "notAccessible" });
+});
+
+Deno.test("volumeIsAccessible() reports unparsable terms only when no term matched", () => {
+  const segment = { [KEY]: "node-a" };
+  const bad = { matchExpressions: [{ key: KEY, operator: "Near", values: ["node-a"] }] };
+  const good = { matchExpressions: [{ key: KEY, operator: "In", values: ["node-a"] }] };
+  deepStrictEqual(volumeIsAccessible(affinity(bad, good), segment), { kind: "accessible" });
+  deepStrictEqual(volumeIsAccessible(affinity(bad), segment), {
+    kind: "error",
+    message:
+      'checking volume affinity failed: nodeSelectorTerms[0].matchExpressions[0].operator: Unsupported value: "Near": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"',
+  });
+});
+
+Deno.test("volumeIsAccessible() reports invalid requirements as field errors", () => {
+  const segment = { [KEY]: "node-a" };
+  const cases: [NodeSelectorTerm, string][] = [
+    [
+      { matchExpressions: [{ key: KEY, operator: "In", values: [] }] },
+      "nodeSelectorTerms[0].matchExpressions[0].values: Required value: for 'in', 'notin' operators, values set can't be empty",
+    ],
+    [
+      { matchExpressions: [{ key: KEY, operator: "Exists", values: ["x"] }] },
+      "nodeSelectorTerms[0].matchExpressions[0].values: Forbidden: values set must be empty for exists and does not exist",
+    ],
+    [
+      { matchExpressions: [{ key: KEY, operator: "Gt", values: ["one"] }] },
+      `nodeSelectorTerms[0].matchExpressions[0].values: Invalid value: ["one"]: for 'Gt', 'Lt' operators, exactly one integer value is required`,
+    ],
+    [
+      { matchExpressions: [{ key: "example.com/rack", operator: "Gt", values: ["-1"] }] },
+      'nodeSelectorTerms[0].matchExpressions[0].values: Invalid value: "-1": not a valid label value',
+    ],
+    [
+      { matchExpressions: [{ key: "bad key", operator: "Exists" }] },
+      'nodeSelectorTerms[0].matchExpressions[0].key: Invalid value: "bad key": not a valid label key',
+    ],
+    [
+      { matchExpressions: [{ key: KEY, operator: "In", values: ["bad value"] }] },
+      'nodeSelectorTerms[0].matchExpressions[0].values: Invalid value: "bad value": not a valid label value',
+    ],
+  ];
+  for (const [term, error] of cases) {
+    deepStrictEqual(volumeIsAccessible(affinity(term), segment), {
+      kind: "error",
+      message: `checking volume affinity failed: ${error}`,
+    });
+  }
+  deepStrictEqual(
+    volumeIsAccessible(affinity(cases[0]![0], cases[1]![0]), segment),
+    {
+      kind: "error",
+      message: `checking volume affinity failed: [${cases[0]![1]}, ${
+        cases[1]![1].replace("nodeSelectorTerms[0]", "nodeSelectorTerms[1]")
+      }]`,
+    },
+  );
+});
