@@ -1,0 +1,210 @@
+/**
+ * The compiled binary (dist/csi-node-provisioner, built by `deno task compile`)
+ * against the project's test CSI driver running as its own process on a real
+ * unix socket, and a real API server (tests/cluster, no nodes needed):
+ * start-up handshake, HTTP surface, crash-only exit on driver loss, graceful
+ * SIGTERM, and the exit codes of bad input.
+ */
+import { ok, strictEqual } from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { oursBinary } from "../cluster/agents.ts";
+import { type Cluster as RunningCluster, startCluster } from "../cluster/cluster.ts";
+import { freeLoopbackPort } from "../cluster/ports.ts";
+import { type ManagedProcess, spawnLogged } from "../cluster/process.ts";
+import { waitFor } from "../cluster/wait.ts";
+import { type SpawnedDriver, type SpawnOptions, spawnTestDriver } from "../csi_driver/spawn.ts";
+
+const BINARY = oursBinary();
+
+interface Running {
+  dir: string;
+  driver: SpawnedDriver;
+  agent: ManagedProcess;
+  url: string;
+  log: () => string;
+}
+
+function requireBinary(): void {
+  if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`deno task compile\` first`);
+}
+
+async function startAgent(
+  cluster: RunningCluster,
+  options: { driverOverrides?: Partial<SpawnOptions>; args?: string[] } = {},
+): Promise<Running> {
+  requireBinary();
+  const dir = mkdtempSync(join(tmpdir(), "agent-e2e-"));
+  const driver = await spawnTestDriver({
+    endpoint: `unix://${join(dir, "csi.sock")}`,
+    controlEndpoint: `unix://${join(dir, "control.sock")}`,
+    nodeId: "node-a",
+    pools: [{ kind: "fast", size: "10Gi" }],
+    ...options.driverOverrides,
+  });
+  const port = freeLoopbackPort();
+  const logFile = join(dir, "agent.log");
+  const agent = spawnLogged({
+    name: "csi-node-provisioner",
+    command: BINARY,
+    args: [
+      "--node-deployment",
+      `--csi-address=${join(dir, "csi.sock")}`,
+      `--http-endpoint=127.0.0.1:${port}`,
+      "-v=5",
+      `--kubeconfig=${await agentKubeconfig(cluster)}`,
+      ...(options.args ?? []),
+    ],
+    logFile,
+    env: { NODE_NAME: "node-a" },
+  });
+  const log = () => existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
+  return { dir, driver, agent, url: `http://127.0.0.1:${port}`, log };
+}
+
+/** The agent's ServiceAccount, allowed everything (RBAC is tested elsewhere). */
+async function agentKubeconfig(cluster: RunningCluster): Promise<string> {
+  const identity = { namespace: "default", serviceAccount: "e2e-agent" };
+  await cluster.grantClusterAdmin(identity);
+  return await cluster.identity(identity);
+}
+
+async function cleanUp(running: Running): Promise<void> {
+  await running.agent.stop({ graceMs: 2000 });
+  await running.driver.stop();
+  rmSync(running.dir, { recursive: true, force: true });
+}
+
+async function waitReady(running: Running): Promise<void> {
+  await waitFor(async () => {
+    if (!running.agent.running) throw new Error(`agent exited:\n${running.log()}`);
+    const response = await fetch(`${running.url}/readyz`);
+    await response.body?.cancel();
+    return response.status === 200;
+  }, { description: "the agent to become ready", timeoutMs: 20_000 });
+}
+
+Deno.test("the compiled binary against a real driver process and a real API server", async (t) => {
+  await using cluster = await startCluster({ nodes: 1, driver: "none", storageClasses: false });
+  await t.step(
+    "the compiled binary connects to the driver and serves /healthz, /readyz and /metrics",
+    async () => {
+      const running = await startAgent(cluster);
+      try {
+        await waitReady(running);
+        const health = await fetch(`${running.url}/healthz`);
+        strictEqual(health.status, 200, await health.text());
+        const metrics = await (await fetch(`${running.url}/metrics`)).text();
+        // As upstream, calls before GetPluginInfo answered carry driver_name="unknown-driver".
+        const expected = [
+          ["unknown-driver", "/csi.v1.Identity/Probe"],
+          ["unknown-driver", "/csi.v1.Identity/GetPluginInfo"],
+          ["test.csi.k8s.io", "/csi.v1.Node/NodeGetInfo"],
+        ];
+        for (const [driver, method] of expected) {
+          const series =
+            `csi_sidecar_operations_seconds_count{driver_name="${driver}",method_name="${method}",grpc_status_code="OK"} 1`;
+          ok(metrics.includes(series), `no ${series} in:\n${metrics}`);
+        }
+        ok(metrics.includes("process_resident_memory_bytes"), "process metrics are exported");
+        ok(running.log().includes('"msg":"Connected to CSI driver'), running.log());
+      } finally {
+        await cleanUp(running);
+      }
+    },
+  );
+
+  await t.step("the compiled binary exits 1 when the driver goes away after start-up", async () => {
+    const running = await startAgent(cluster);
+    try {
+      await waitReady(running);
+      await running.driver.stop();
+      const status = await running.agent.exited;
+      strictEqual(status.code, 1, running.log());
+      ok(running.log().includes("Lost connection to CSI driver, exiting"), running.log());
+    } finally {
+      await cleanUp(running);
+    }
+  });
+
+  await t.step("SIGTERM lets a CSI call in flight finish, then the binary exits 0", async () => {
+    const running = await startAgent(cluster);
+    try {
+      await waitReady(running);
+      await running.driver.control.setFault({ method: "Probe", latencyMs: 1500 });
+      const started = performance.now();
+      const health = fetch(`${running.url}/healthz`).then(async (response) => {
+        await response.body?.cancel();
+        return response.status;
+      }, () => "request failed");
+      await waitFor(
+        async () =>
+          (await running.driver.control.calls("Probe")).some((call) => call.code === null),
+        {
+          description: "the slow Probe to reach the driver",
+        },
+      );
+      running.agent.signal("SIGTERM");
+      const status = await running.agent.exited;
+      strictEqual(status.code, 0, running.log());
+      ok(performance.now() - started >= 1400, "the agent waited for the Probe in flight");
+      const probes = await running.driver.control.calls("Probe");
+      strictEqual(probes.at(-1)?.code, 0, "the Probe in flight completed with OK");
+      ok(running.log().includes('"msg":"Stopped"'), running.log());
+      await health;
+    } finally {
+      await cleanUp(running);
+    }
+  });
+
+  await t.step(
+    "the compiled binary refuses a driver without CREATE_DELETE_VOLUME with exit code 1",
+    async () => {
+      const running = await startAgent(cluster, {
+        driverOverrides: { controllerCapabilities: ["GET_CAPACITY"] },
+      });
+      try {
+        const status = await running.agent.exited;
+        strictEqual(status.code, 1, running.log());
+        ok(
+          running.log().includes("controller CREATE_DELETE_VOLUME capability is not reported"),
+          running.log(),
+        );
+      } finally {
+        await cleanUp(running);
+      }
+    },
+  );
+});
+
+Deno.test("the compiled binary lists every bad flag and exits 2", async () => {
+  requireBinary();
+  const command = new Deno.Command(BINARY, {
+    args: ["--node-deployment", "--timeout=never", "--no-such-flag", "--leader-election"],
+    env: { NODE_NAME: "" },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  });
+  const output = await command.output();
+  strictEqual(output.code, 2);
+  const text = new TextDecoder().decode(output.stderr);
+  ok(text.includes('invalid value "never" for flag --timeout'), text);
+  ok(text.includes("flag provided but not defined: --no-such-flag"), text);
+  ok(
+    text.includes("NODE_NAME environment variable must be set when using --node-deployment"),
+    text,
+  );
+  ok(text.includes("--leader-election cannot be used with --node-deployment"), text);
+});
+
+Deno.test("the compiled binary prints its version and its generated help", async () => {
+  requireBinary();
+  const version = await new Deno.Command(BINARY, { args: ["--version"], stdout: "piped" }).output();
+  strictEqual(version.code, 0);
+  ok(/^csi-node-provisioner \d+\.\d+\.\d+/.test(new TextDecoder().decode(version.stdout)));
+  const help = await new Deno.Command(BINARY, { args: ["--help"], stdout: "piped" }).output();
+  strictEqual(help.code, 0);
+  ok(new TextDecoder().decode(help.stdout).includes("--capacity-ownerref-level int"));
+});

@@ -1,0 +1,124 @@
+/**
+ * Helpers for integration tests of the agent on tests/cluster: claims with a
+ * node already selected (as the scheduler leaves them), the Events a user
+ * sees on a claim, and the agents started with the flags a test wants.
+ */
+import type { CoreV1Event, V1PersistentVolumeClaim } from "@kubernetes/client-node";
+import type { RunningCluster } from "../cluster/running_cluster.ts";
+import { freeLoopbackPort } from "../cluster/ports.ts";
+import { waitFor } from "../cluster/wait.ts";
+import { SELECTED_NODE } from "../cluster/workloads.ts";
+
+export const STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
+
+/** A claim as the scheduler leaves it for a WaitForFirstConsumer class: node selected. */
+export function selectedClaim(
+  name: string,
+  options: {
+    node: string;
+    storageClass: string;
+    size?: string;
+    driverName: string;
+    spec?: Partial<NonNullable<V1PersistentVolumeClaim["spec"]>>;
+    annotations?: Record<string, string>;
+  },
+): V1PersistentVolumeClaim {
+  return {
+    metadata: {
+      name,
+      annotations: {
+        [SELECTED_NODE]: options.node,
+        [STORAGE_PROVISIONER]: options.driverName,
+        ...options.annotations,
+      },
+    },
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      storageClassName: options.storageClass,
+      resources: { requests: { storage: options.size ?? "1Gi" } },
+      ...options.spec,
+    },
+  };
+}
+
+/** Events whose involved object is the named claim. */
+export async function claimEvents(
+  cluster: RunningCluster,
+  ref: { namespace: string; name: string },
+): Promise<CoreV1Event[]> {
+  const list = await cluster.admin.core.listNamespacedEvent({
+    namespace: ref.namespace,
+    fieldSelector: `involvedObject.kind=PersistentVolumeClaim,involvedObject.name=${ref.name}`,
+  });
+  return list.items;
+}
+
+/** Waits for an event on the claim matching `reason` (and, if given, a message test). */
+export async function waitForClaimEvent(
+  cluster: RunningCluster,
+  ref: { namespace: string; name: string },
+  match: { reason: string; message?: (message: string) => boolean; timeoutMs?: number },
+): Promise<CoreV1Event> {
+  return await waitFor(async () => {
+    const events = await claimEvents(cluster, ref);
+    return events.find((event) =>
+      event.reason === match.reason &&
+      (match.message === undefined || match.message(event.message ?? ""))
+    );
+  }, {
+    description: `event ${match.reason} on ${ref.namespace}/${ref.name}`,
+    timeoutMs: match.timeoutMs ?? 30_000,
+  });
+}
+
+/** Starts this project's agent on each node, with cluster-admin rights and its own metrics port. */
+export async function startOurAgents(
+  cluster: RunningCluster,
+  options: { args?: string[]; nodes?: string[] } = {},
+): Promise<Map<string, string>> {
+  const urls = new Map<string, string>();
+  for (const node of options.nodes ?? cluster.nodes.map((candidate) => candidate.name)) {
+    const port = freeLoopbackPort();
+    await cluster.startAgent(node, {
+      kind: "ours",
+      rbac: "cluster-admin",
+      args: [`--http-endpoint=127.0.0.1:${port}`, ...(options.args ?? [])],
+    });
+    urls.set(node, `http://127.0.0.1:${port}`);
+  }
+  await Promise.all([...urls.values()].map((url) => waitForReady(url)));
+  return urls;
+}
+
+/** Waits until the agent's /readyz answers 200 (CSI handshake done, informers synced). */
+export async function waitForReady(url: string, timeoutMs = 60_000): Promise<void> {
+  await waitFor(async () => {
+    const response = await fetch(`${url}/readyz`);
+    await response.body?.cancel();
+    return response.status === 200;
+  }, { description: `${url}/readyz`, timeoutMs });
+}
+
+/** The text of an agent's /metrics. */
+export async function scrape(url: string): Promise<string> {
+  const response = await fetch(`${url}/metrics`);
+  return await response.text();
+}
+
+/** A test step that prints the tail of every log of the cluster when it fails. */
+export async function step(
+  t: Deno.TestContext,
+  cluster: RunningCluster,
+  name: string,
+  body: () => Promise<void>,
+): Promise<void> {
+  const passed = await t.step(name, async () => {
+    try {
+      await body();
+    } catch (error) {
+      console.error(await cluster.tailLogs(30));
+      throw error;
+    }
+  });
+  if (!passed) throw new Error(`step failed: ${name}`);
+}

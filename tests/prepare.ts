@@ -1,0 +1,27 @@
+/**
+ * Everything the tests need that is not in the repository, built or found:
+ * the compiled agent (dist/csi-node-provisioner) and the real Kubernetes
+ * components of tests/cluster (built once from the Go module proxy and cached
+ * outside the repository). `deno task test` runs this before `deno test`.
+ */
+import { ensureClusterBinaries } from "./cluster/build.ts";
+
+async function compileAgent(): Promise<void> {
+  const started = performance.now();
+  const output = await new Deno.Command("node_modules/.bin/deno", {
+    args: ["task", "compile"],
+    cwd: new URL("..", import.meta.url),
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!output.success) throw new Error("deno task compile failed");
+  console.log(`prepare: agent compiled in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+if (import.meta.main) {
+  await compileAgent();
+  const binaries = await ensureClusterBinaries();
+  console.log(
+    `prepare: cluster binaries ready in ${binaries.kubeApiserver.replace(/\/[^/]+$/, "")}`,
+  );
+}
