@@ -41,6 +41,8 @@ interface Entry {
   lastTimestamp: string;
   /** Name of the Event object once written. */
   name?: string;
+  /** The earlier Event this one repeats (its name is known once its write finished). */
+  previous?: Entry;
   namespace: string;
 }
 
@@ -106,7 +108,7 @@ export class EventSender implements EventRecorder {
       count: merge ? written.count + 1 : 1,
       firstTimestamp: merge ? written.firstTimestamp : now,
       lastTimestamp: now,
-      ...(merge && written.name !== undefined ? { name: written.name } : {}),
+      ...(merge ? { previous: written } : {}),
       namespace: event.subject.namespace || CLUSTER_SCOPED_EVENT_NAMESPACE,
     });
     this.#wake?.();
@@ -137,9 +139,12 @@ export class EventSender implements EventRecorder {
   async #sendOne(signal: AbortSignal): Promise<void> {
     const [key, entry] = this.#pending.entries().next().value as [string, Entry];
     this.#pending.delete(key);
+    // Remembered before the write, so that repeats recorded meanwhile patch this Event.
+    this.#remember(key, entry);
     try {
       entry.name = await this.#write(entry, signal);
-      this.#remember(key, entry);
+      // The name is known now: drop the link so that repeats never form a chain.
+      delete entry.previous;
     } catch (error) {
       if (signal.aborted) return;
       this.#options.logger.warn(
@@ -161,11 +166,12 @@ export class EventSender implements EventRecorder {
 
   async #write(entry: Entry, signal: AbortSignal): Promise<string> {
     const base = `/api/v1/namespaces/${entry.namespace}/events`;
-    if (entry.name !== undefined) {
+    const existing = entry.previous?.name;
+    if (existing !== undefined) {
       try {
         await this.#rest.request({
           method: "PATCH",
-          path: `${base}/${entry.name}`,
+          path: `${base}/${existing}`,
           contentType: "application/strategic-merge-patch+json",
           body: {
             count: entry.count,
@@ -175,7 +181,7 @@ export class EventSender implements EventRecorder {
           priority: "low",
           signal,
         });
-        return entry.name;
+        return existing;
       } catch (error) {
         if (!hasStatus(error, 404)) throw error;
       }

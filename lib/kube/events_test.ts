@@ -1,0 +1,139 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { createLogger } from "../log/logger.ts";
+import { type EventRecord, EventSender } from "./events.ts";
+import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
+
+const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+
+function recordingRest(options: { failPatchWith?: number } = {}) {
+  const requests: KubeRequest[] = [];
+  let release: () => void = () => {};
+  let gate = Promise.resolve();
+  const rest: KubeRest = {
+    request: async <T>(request: KubeRequest) => {
+      await gate;
+      requests.push(request);
+      if (request.method === "PATCH" && options.failPatchWith !== undefined) {
+        throw new KubeApiError(options.failPatchWith, "NotFound", "events not found");
+      }
+      return undefined as T;
+    },
+    stream: () => Promise.resolve(),
+    close: () => {},
+  };
+  return {
+    rest,
+    requests,
+    hold: () => (gate = new Promise((resolve) => (release = resolve))),
+    release: () => release(),
+  };
+}
+
+const failed: EventRecord = {
+  subject: { kind: "PersistentVolumeClaim", namespace: "apps", name: "data", uid: "u1" },
+  type: "Warning",
+  reason: "ProvisioningFailed",
+  message: "rpc error: code = ResourceExhausted desc = pool full",
+};
+
+async function drain(
+  sender: EventSender,
+  run: Promise<void>,
+  stop: AbortController,
+): Promise<void> {
+  for (let i = 0; i < 200 && sender.pending > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  stop.abort();
+  await run;
+}
+
+Deno.test("EventSender merges repeats waiting in the buffer into one Event with a count", async () => {
+  const fake = recordingRest();
+  const sender = new EventSender(fake.rest, {
+    component: "drv_node-a",
+    host: "node-a",
+    logger: quiet,
+  });
+  fake.hold();
+  const stop = new AbortController();
+  const run = sender.run(stop.signal);
+  sender.record(failed);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  sender.record(failed);
+  sender.record(failed);
+  fake.release();
+  await drain(sender, run, stop);
+  deepStrictEqual(fake.requests.map((request) => request.method), ["POST", "PATCH"]);
+  strictEqual((fake.requests[0]?.body as { count: number }).count, 1);
+  strictEqual(
+    (fake.requests[1]?.body as { count: number }).count,
+    3,
+    "the repeats recorded while the first was being written patch its count",
+  );
+});
+
+Deno.test("EventSender patches the count of an Event it already wrote, and uses low priority", async () => {
+  const fake = recordingRest();
+  const sender = new EventSender(fake.rest, {
+    component: "drv_node-a",
+    host: "node-a",
+    logger: quiet,
+  });
+  const stop = new AbortController();
+  const run = sender.run(stop.signal);
+  sender.record(failed);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  sender.record(failed);
+  await drain(sender, run, stop);
+  deepStrictEqual(fake.requests.map((request) => request.method), ["POST", "PATCH"]);
+  const created = fake.requests[0]?.body as {
+    metadata: { name: string; namespace: string };
+    source: unknown;
+  };
+  strictEqual(created.metadata.namespace, "apps");
+  deepStrictEqual(created.source, { component: "drv_node-a", host: "node-a" });
+  strictEqual(fake.requests[1]?.path, `/api/v1/namespaces/apps/events/${created.metadata.name}`);
+  strictEqual((fake.requests[1]?.body as { count: number }).count, 2);
+  deepStrictEqual(fake.requests.map((request) => request.priority), ["low", "low"]);
+});
+
+Deno.test("EventSender creates a new Event when the one to patch is gone", async () => {
+  const fake = recordingRest({ failPatchWith: 404 });
+  const sender = new EventSender(fake.rest, { component: "c", host: "h", logger: quiet });
+  const stop = new AbortController();
+  const run = sender.run(stop.signal);
+  sender.record(failed);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  sender.record(failed);
+  await drain(sender, run, stop);
+  deepStrictEqual(fake.requests.map((request) => request.method), ["POST", "PATCH", "POST"]);
+});
+
+Deno.test("EventSender puts events of cluster-scoped objects in the default namespace", async () => {
+  const fake = recordingRest();
+  const sender = new EventSender(fake.rest, { component: "c", host: "h", logger: quiet });
+  const stop = new AbortController();
+  const run = sender.run(stop.signal);
+  sender.record({
+    ...failed,
+    subject: { kind: "PersistentVolume", name: "pvc-1", uid: "u2" },
+    reason: "VolumeFailedDelete",
+  });
+  await drain(sender, run, stop);
+  strictEqual(fake.requests[0]?.path, "/api/v1/namespaces/default/events");
+});
+
+Deno.test("record() never blocks: a full buffer drops the event and counts it", () => {
+  const fake = recordingRest();
+  let dropped = 0;
+  const sender = new EventSender(fake.rest, {
+    component: "c",
+    host: "h",
+    logger: quiet,
+    onDropped: () => dropped++,
+  });
+  for (let i = 0; i < 1005; i++) sender.record({ ...failed, message: `failure ${i}` });
+  strictEqual(sender.pending, 1000);
+  strictEqual(dropped, 5);
+});
