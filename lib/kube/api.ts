@@ -135,3 +135,51 @@ export async function servesResource(
     throw error;
   }
 }
+
+/**
+ * Adds or removes the PV protection finalizer with a strategic merge patch:
+ * metadata.finalizers merges by value, so concurrent patches by many agents
+ * (or by Kubernetes' own pv-protection) never overwrite each other.
+ */
+export async function patchPersistentVolumeFinalizer(
+  rest: KubeRest,
+  pvName: string,
+  change: { finalizer: string; action: "add" | "remove" },
+  signal?: AbortSignal,
+): Promise<"patched" | "gone"> {
+  const metadata = change.action === "add"
+    ? { finalizers: [change.finalizer] }
+    : { "$deleteFromPrimitiveList/finalizers": [change.finalizer] };
+  try {
+    await rest.request({
+      method: "PATCH",
+      path: `/api/v1/persistentvolumes/${pvName}`,
+      contentType: "application/strategic-merge-patch+json",
+      body: { metadata },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return "patched";
+  } catch (error) {
+    if (hasStatus(error, 404)) return "gone";
+    throw error;
+  }
+}
+
+/** Deletes a PV object; one that is already gone counts as deleted. */
+export async function deletePersistentVolume(
+  rest: KubeRest,
+  pvName: string,
+  signal?: AbortSignal,
+): Promise<"deleted" | "gone"> {
+  try {
+    await rest.request({
+      method: "DELETE",
+      path: `/api/v1/persistentvolumes/${pvName}`,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return "deleted";
+  } catch (error) {
+    if (hasStatus(error, 404)) return "gone";
+    throw error;
+  }
+}

@@ -116,3 +116,30 @@ export function trimPersistentVolume(
   };
   return options.keep(pv) ? pv : undefined;
 }
+
+/** A VolumeAttachment, cut to what the delete path's attach guard reads. */
+export interface Attachment {
+  name: string;
+  resourceVersion: string;
+  persistentVolumeName: string | undefined;
+  nodeName: string;
+}
+
+/** Keeps the VolumeAttachments of one driver. */
+export function trimVolumeAttachment(
+  raw: Raw,
+  options: { driverName: string },
+): Attachment | undefined {
+  const spec = (raw["spec"] ?? {}) as {
+    attacher?: string;
+    nodeName?: string;
+    source?: { persistentVolumeName?: string };
+  };
+  if (spec.attacher !== options.driverName) return undefined;
+  return {
+    name: raw.metadata.name,
+    resourceVersion: raw.metadata.resourceVersion ?? "",
+    persistentVolumeName: spec.source?.persistentVolumeName,
+    nodeName: spec.nodeName ?? "",
+  };
+}

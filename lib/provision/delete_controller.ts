@@ -1,0 +1,186 @@
+/**
+ * The delete controller: for each PV key a worker takes from the "volumes"
+ * queue, keep the protection finalizer right, and when the PV is Released
+ * with reclaim policy Delete and lives on this node, call DeleteVolume on
+ * this node's driver, delete the PV object, then drop the finalizer.
+ */
+import type { DeleteVolumeRequest } from "../csi/types.ts";
+import type { EventRecorder, EventSubject } from "../kube/events.ts";
+import type { PersistentVolume, SecretReference, StorageClass } from "../kube/objects.ts";
+import type { Logger } from "../log/logger.ts";
+import type { HandleOutcome } from "../queue/workers.ts";
+import type { Segments } from "../csi/types.ts";
+import { decideDelete, type DeletionSecret, finalizerChange } from "./delete_decide.ts";
+import type { CapacityRefresh, Lookup } from "./ports.ts";
+
+/** Kubernetes calls of the delete path. */
+export interface DeleteApi {
+  /** Adds or removes the protection finalizer with a patch that is safe when many agents patch at once. */
+  patchFinalizer(
+    pvName: string,
+    change: "add" | "remove",
+    signal?: AbortSignal,
+  ): Promise<"patched" | "gone">;
+  deletePersistentVolume(pvName: string, signal?: AbortSignal): Promise<"deleted" | "gone">;
+  readSecretData(ref: SecretReference, signal?: AbortSignal): Promise<Record<string, string>>;
+}
+
+/** The one CSI call. */
+export interface DeleteCsi {
+  deleteVolume(request: DeleteVolumeRequest, signal?: AbortSignal): Promise<void>;
+}
+
+/** VolumeAttachments by PV name (only watched when the driver has PUBLISH_UNPUBLISH_VOLUME). */
+export interface AttachmentLookup {
+  /** The node a VolumeAttachment for this PV names, if one exists. */
+  attachedNode(pvName: string): string | undefined;
+}
+
+/** controller_persistentvolume_delete_* (counted only for PVs this node handled), plus refusals. */
+export interface DeleteMetrics {
+  deleted(storageClass: string, seconds: number): void;
+  failed(storageClass: string): void;
+  refused(reason: "no-node-affinity"): void;
+}
+
+/** What the delete controller is given. */
+export interface DeleteControllerDeps {
+  volumes: Lookup<PersistentVolume>;
+  classes: Lookup<StorageClass>;
+  api: DeleteApi;
+  csi: DeleteCsi;
+  attachments?: AttachmentLookup;
+  events: EventRecorder;
+  metrics: DeleteMetrics;
+  capacity?: CapacityRefresh;
+  logger: Logger;
+}
+
+const DONE: HandleOutcome = { kind: "done" };
+const RETRY: HandleOutcome = { kind: "retry" };
+
+function subjectOf(pv: PersistentVolume): EventSubject {
+  return {
+    kind: "PersistentVolume",
+    apiVersion: "v1",
+    name: pv.metadata.name,
+    uid: pv.metadata.uid ?? "",
+  };
+}
+
+/** Deletes this node's released volumes, one PV at a time. */
+export class DeleteController {
+  readonly #deps: DeleteControllerDeps;
+  readonly #segment: Segments;
+  readonly #refused = new Set<string>();
+
+  constructor(deps: DeleteControllerDeps, options: { segment: Segments }) {
+    this.#deps = deps;
+    this.#segment = options.segment;
+  }
+
+  /** The worker pool's handler for one PV name. */
+  async sync(name: string, signal: AbortSignal): Promise<HandleOutcome> {
+    const pv = this.#deps.volumes.get(name);
+    if (pv === undefined) return DONE;
+    const change = finalizerChange(pv);
+    if (change !== "none") {
+      const outcome = await this.#deps.api.patchFinalizer(name, change, signal);
+      this.#deps.logger.debug({ pv: name, change, outcome }, "Protection finalizer updated");
+      return DONE;
+    }
+    const storageClass = this.#deps.classes.get(pv.spec.storageClassName ?? "");
+    const decision = decideDelete(pv, { segment: this.#segment, storageClass });
+    switch (decision.kind) {
+      case "ignore":
+        this.#deps.logger.debug({ pv: name, reason: decision.reason }, "Volume not deleted");
+        return DONE;
+      case "refuse":
+        this.#refuse(pv, decision.message);
+        return DONE;
+      case "problem":
+        return this.#failed(pv, decision.message);
+      case "delete":
+        return await this.#delete(pv, decision, signal);
+    }
+  }
+
+  #refuse(pv: PersistentVolume, message: string): void {
+    const name = pv.metadata.name;
+    this.#deps.logger.warn({ pv: name }, message);
+    this.#deps.events.record({
+      subject: subjectOf(pv),
+      type: "Warning",
+      reason: "VolumeDeleteRefused",
+      message,
+    });
+    if (!this.#refused.has(name)) {
+      this.#refused.add(name);
+      this.#deps.metrics.refused("no-node-affinity");
+    }
+  }
+
+  #failed(pv: PersistentVolume, message: string): HandleOutcome {
+    this.#deps.logger.warn({ pv: pv.metadata.name }, message);
+    this.#deps.events.record({
+      subject: subjectOf(pv),
+      type: "Warning",
+      reason: "VolumeFailedDelete",
+      message,
+    });
+    this.#deps.metrics.failed(pv.spec.storageClassName ?? "");
+    return RETRY;
+  }
+
+  async #delete(
+    pv: PersistentVolume,
+    decision: { volumeId: string; secret: DeletionSecret; storageClassName: string },
+    signal: AbortSignal,
+  ): Promise<HandleOutcome> {
+    const name = pv.metadata.name;
+    const started = performance.now();
+    const attachedTo = this.#deps.attachments?.attachedNode(name);
+    if (attachedTo !== undefined) {
+      return this.#failed(pv, `persistentvolume ${name} is still attached to node ${attachedTo}`);
+    }
+    const secrets = await this.#secrets(pv, decision.secret, signal);
+    try {
+      await this.#deps.csi.deleteVolume({ volume_id: decision.volumeId, secrets }, signal);
+    } catch (error) {
+      return this.#failed(pv, (error as Error).message);
+    }
+    await this.#deps.api.deletePersistentVolume(name, signal);
+    await this.#deps.api.patchFinalizer(name, "remove", signal);
+    const seconds = (performance.now() - started) / 1000;
+    this.#deps.metrics.deleted(decision.storageClassName, seconds);
+    this.#deps.capacity?.refresh(decision.storageClassName);
+    this.#refused.delete(name);
+    this.#deps.logger.info({ pv: name, volumeId: decision.volumeId, seconds }, "Deleted volume");
+    return DONE;
+  }
+
+  /** A secret that cannot be read is reported, and the volume is deleted without it (as upstream). */
+  async #secrets(
+    pv: PersistentVolume,
+    secret: DeletionSecret,
+    signal: AbortSignal,
+  ): Promise<Record<string, string>> {
+    if (secret.kind === "none") return {};
+    try {
+      return await this.#deps.api.readSecretData(secret.secret, signal);
+    } catch (error) {
+      const { name, namespace } = secret.secret;
+      const message =
+        `cannot read the deletion secret ${namespace}/${name}: ${(error as Error).message}; ` +
+        "deleting the volume without secrets";
+      this.#deps.logger.warn({ pv: pv.metadata.name }, message);
+      this.#deps.events.record({
+        subject: subjectOf(pv),
+        type: "Warning",
+        reason: "DeletionSecretUnavailable",
+        message,
+      });
+      return {};
+    }
+  }
+}

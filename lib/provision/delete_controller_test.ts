@@ -1,0 +1,163 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { CsiError } from "../csi/status.ts";
+import type { DeleteVolumeRequest } from "../csi/types.ts";
+import type { EventRecord } from "../kube/events.ts";
+import type { PersistentVolume } from "../kube/objects.ts";
+import { createLogger } from "../log/logger.ts";
+import { DeleteController } from "./delete_controller.ts";
+
+const KEY = "topology.test.csi.k8s.io/node";
+const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";
+
+function pv(options: {
+  phase?: string;
+  policy?: string;
+  node?: string | null;
+  finalizers?: string[];
+  secret?: string;
+} = {}): PersistentVolume {
+  const node = options.node === undefined ? "node-a" : options.node;
+  return {
+    metadata: {
+      name: "pvc-1",
+      uid: "pv-uid",
+      annotations: {
+        "volume.kubernetes.io/provisioner-deletion-secret-name": options.secret ?? "",
+        "volume.kubernetes.io/provisioner-deletion-secret-namespace": options.secret === undefined
+          ? ""
+          : "apps",
+      },
+      finalizers: options.finalizers ?? [FINALIZER],
+    },
+    spec: {
+      csi: { driver: "test.csi.k8s.io", volumeHandle: "vol-1" },
+      persistentVolumeReclaimPolicy: options.policy ?? "Delete",
+      storageClassName: "fast",
+      ...(node === null ? {} : {
+        nodeAffinity: {
+          required: {
+            nodeSelectorTerms: [{
+              matchExpressions: [{ key: KEY, operator: "In", values: [node] }],
+            }],
+          },
+        },
+      }),
+    },
+    status: { phase: options.phase ?? "Released" },
+  };
+}
+
+function world(
+  volume: PersistentVolume,
+  options: { attachedTo?: string; deleteFails?: CsiError } = {},
+) {
+  const record = {
+    calls: [] as string[],
+    deleted: [] as DeleteVolumeRequest[],
+    events: [] as EventRecord[],
+    metrics: [] as string[],
+    refreshed: [] as string[],
+  };
+  const controller = new DeleteController({
+    volumes: { get: (name) => (name === volume.metadata.name ? volume : undefined) },
+    classes: { get: () => undefined },
+    api: {
+      patchFinalizer: (name, change) => {
+        record.calls.push(`finalizer ${change} ${name}`);
+        return Promise.resolve("patched");
+      },
+      deletePersistentVolume: (name) => {
+        record.calls.push(`delete ${name}`);
+        return Promise.resolve("deleted");
+      },
+      readSecretData: (ref) =>
+        ref.name === "gone"
+          ? Promise.reject(new Error(`secrets "gone" not found`))
+          : Promise.resolve({ key: "v" }),
+    },
+    csi: {
+      deleteVolume: (request) => {
+        record.deleted.push(request);
+        return options.deleteFails ? Promise.reject(options.deleteFails) : Promise.resolve();
+      },
+    },
+    ...(options.attachedTo ? { attachments: { attachedNode: () => options.attachedTo } } : {}),
+    events: { record: (event) => record.events.push(event) },
+    metrics: {
+      deleted: (sc) => record.metrics.push(`deleted ${sc}`),
+      failed: (sc) => record.metrics.push(`failed ${sc}`),
+      refused: (reason) => record.metrics.push(`refused ${reason}`),
+    },
+    capacity: { refresh: (sc) => record.refreshed.push(sc) },
+    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
+  }, { segment: { [KEY]: "node-a" } });
+  return { record, sync: () => controller.sync("pvc-1", new AbortController().signal) };
+}
+
+Deno.test("a Released PV of this node: DeleteVolume, then the PV, then the finalizer; metric and capacity refresh", async () => {
+  const w = world(pv());
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.deleted, [{ volume_id: "vol-1", secrets: {} }]);
+  deepStrictEqual(w.record.calls, ["delete pvc-1", "finalizer remove pvc-1"]);
+  deepStrictEqual(w.record.metrics, ["deleted fast"]);
+  deepStrictEqual(w.record.refreshed, ["fast"]);
+});
+
+Deno.test("the finalizer is added to a bound Delete PV and removed from a Retain PV, without DeleteVolume", async () => {
+  const bound = world(pv({ phase: "Bound", finalizers: [] }));
+  await bound.sync();
+  deepStrictEqual(bound.record.calls, ["finalizer add pvc-1"]);
+  const retained = world(pv({ policy: "Retain" }));
+  await retained.sync();
+  deepStrictEqual(retained.record.calls, ["finalizer remove pvc-1"]);
+  strictEqual(bound.record.deleted.length + retained.record.deleted.length, 0);
+});
+
+Deno.test("another node's PV is left alone: no call, no event, no metric", async () => {
+  const w = world(pv({ node: "node-b" }));
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual([w.record.calls, w.record.deleted, w.record.events, w.record.metrics], [
+    [],
+    [],
+    [],
+    [],
+  ]);
+});
+
+Deno.test("a PV without node affinity is refused with a Warning and counted once", async () => {
+  const w = world(pv({ node: null }));
+  await w.sync();
+  await w.sync();
+  strictEqual(w.record.deleted.length, 0);
+  strictEqual(w.record.events[0]?.reason, "VolumeDeleteRefused");
+  deepStrictEqual(w.record.metrics, ["refused no-node-affinity"]);
+});
+
+Deno.test("a PV still attached is not deleted: VolumeFailedDelete names the node, and it is retried", async () => {
+  const w = world(pv(), { attachedTo: "node-a" });
+  deepStrictEqual(await w.sync(), { kind: "retry" });
+  strictEqual(w.record.deleted.length, 0);
+  deepStrictEqual(w.record.events.map((e) => [e.reason, e.message]), [
+    ["VolumeFailedDelete", "persistentvolume pvc-1 is still attached to node node-a"],
+  ]);
+  deepStrictEqual(w.record.metrics, ["failed fast"]);
+});
+
+Deno.test("a failed DeleteVolume is a VolumeFailedDelete event with the error, and a retry", async () => {
+  const w = world(pv(), {
+    deleteFails: new CsiError("/csi.v1.Controller/DeleteVolume", 14, "driver busy"),
+  });
+  deepStrictEqual(await w.sync(), { kind: "retry" });
+  strictEqual(w.record.events[0]?.message, "rpc error: code = Unavailable desc = driver busy");
+  deepStrictEqual(w.record.calls, [], "the PV stays until its volume is deleted");
+});
+
+Deno.test("an unreadable deletion secret is reported and the volume deleted without it", async () => {
+  const w = world(pv({ secret: "gone" }));
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  strictEqual(w.record.events[0]?.reason, "DeletionSecretUnavailable");
+  deepStrictEqual(w.record.deleted[0]?.secrets, {});
+  const withSecret = world(pv({ secret: "creds" }));
+  await withSecret.sync();
+  deepStrictEqual(withSecret.record.deleted[0]?.secrets, { key: "v" });
+});

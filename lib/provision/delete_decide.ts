@@ -1,0 +1,129 @@
+/**
+ * The delete path's decisions (upstream §4), pure: what to do with the
+ * protection finalizer, whether this node deletes the volume, and with which
+ * secret. The controller (delete_controller.ts) loads the PV from the cache,
+ * calls these and carries the result out.
+ */
+import type { Segments } from "../csi/types.ts";
+import { PV_PROTECTION_FINALIZER } from "../kube/annotations.ts";
+import type { PersistentVolume, SecretReference, StorageClass } from "../kube/objects.ts";
+import { volumeIsAccessible } from "../topology/affinity.ts";
+import { deletionSecretFromAnnotations } from "./secret_annotations.ts";
+import { resolveSecretReference } from "./secrets.ts";
+
+/** What to do with `external-provisioner.volume.kubernetes.io/finalizer` (upstream handleProtectionFinalizer). */
+export type FinalizerChange = "add" | "remove" | "none";
+
+/**
+ * Adds the finalizer to a bound PV with reclaim policy Delete that is not
+ * being deleted, so that its volume is deleted before the object goes;
+ * removes it from Retain and Recycle PVs, whose volumes are never deleted.
+ */
+export function finalizerChange(pv: PersistentVolume): FinalizerChange {
+  const has = pv.metadata.finalizers?.includes(PV_PROTECTION_FINALIZER) ?? false;
+  const policy = pv.spec.persistentVolumeReclaimPolicy;
+  if (policy === "Retain" || policy === "Recycle") return has ? "remove" : "none";
+  const wanted = policy === "Delete" && pv.metadata.deletionTimestamp === undefined &&
+    pv.status?.phase === "Bound";
+  return wanted && !has ? "add" : "none";
+}
+
+/** Where the DeleteVolume secret comes from. */
+export type DeletionSecret =
+  | { kind: "none" }
+  /** Read this Secret; if it cannot be read, delete without secrets (as upstream) and say so. */
+  | { kind: "read"; secret: SecretReference };
+
+/** What this node's agent does with a PV. */
+export type DeleteDecision =
+  | { kind: "ignore"; reason: string }
+  /**
+   * No node affinity: upstream lets every node's agent delete it through its
+   * own driver. This agent refuses (Warning event and metric) and leaves the
+   * volume to an operator.
+   */
+  | { kind: "refuse"; message: string }
+  | { kind: "problem"; message: string }
+  | { kind: "delete"; volumeId: string; secret: DeletionSecret; storageClassName: string };
+
+/** Upstream shouldDelete: Released, reclaim policy Delete, and not already handled. */
+function shouldDelete(pv: PersistentVolume): string | undefined {
+  const being = pv.metadata.deletionTimestamp !== undefined;
+  if (being && !(pv.metadata.finalizers?.includes(PV_PROTECTION_FINALIZER) ?? false)) {
+    return "PV is being deleted without our finalizer: already handled";
+  }
+  if (pv.status?.phase !== "Released") {
+    return `PV phase is ${pv.status?.phase ?? "unknown"}, not Released`;
+  }
+  if (pv.spec.persistentVolumeReclaimPolicy !== "Delete") {
+    return `reclaim policy is ${pv.spec.persistentVolumeReclaimPolicy ?? "unset"}, not Delete`;
+  }
+  return undefined;
+}
+
+/** The message of a refused PV without node affinity. */
+export function noAffinityMessage(pvName: string): string {
+  return `PV ${pvName} has no node affinity, so no node can tell whether its volume lives there; ` +
+    "this agent does not delete it (upstream would delete it on every node). " +
+    "Delete the volume on its node by hand, then remove the PV (see the README: PVs without node affinity)";
+}
+
+/** Whether this node deletes the PV's volume now, and how. */
+export function decideDelete(
+  pv: PersistentVolume,
+  context: { segment: Segments; storageClass: StorageClass | undefined },
+): DeleteDecision {
+  const name = pv.metadata.name;
+  const notYet = shouldDelete(pv);
+  if (notYet !== undefined) return { kind: "ignore", reason: notYet };
+  if (pv.spec.csi === undefined || pv.spec.csi.volumeHandle === "") {
+    return { kind: "problem", message: "invalid CSI PV" };
+  }
+  const accessibility = volumeIsAccessible(pv.spec.nodeAffinity, context.segment);
+  switch (accessibility.kind) {
+    case "notAccessible":
+    case "noNodeTopology":
+      return { kind: "ignore", reason: "PV was not provisioned on this node" };
+    case "noAffinity":
+      return { kind: "refuse", message: noAffinityMessage(name) };
+    case "error":
+      return { kind: "problem", message: accessibility.message };
+    case "accessible":
+      return {
+        kind: "delete",
+        volumeId: pv.spec.csi.volumeHandle,
+        secret: deletionSecret(pv, context.storageClass),
+        storageClassName: pv.spec.storageClassName ?? "",
+      };
+  }
+}
+
+/**
+ * Upstream handleSecretsForDeletion: the deletion-secret annotations, or for
+ * PVs without them (provisioned by old versions) the provisioner secret of
+ * the current StorageClass, expanded with the PV name and the claimRef.
+ */
+export function deletionSecret(
+  pv: PersistentVolume,
+  storageClass: StorageClass | undefined,
+): DeletionSecret {
+  const annotated = deletionSecretFromAnnotations(pv.metadata.annotations);
+  if (annotated.kind === "annotated") {
+    return annotated.secret === null
+      ? { kind: "none" }
+      : { kind: "read", secret: annotated.secret };
+  }
+  const claim = pv.spec.claimRef;
+  if (storageClass === undefined || claim?.name === undefined || claim.namespace === undefined) {
+    return { kind: "none" };
+  }
+  const resolved = resolveSecretReference("provisioner", {
+    parameters: storageClass.parameters,
+    className: storageClass.metadata.name,
+    volumeName: pv.metadata.name,
+    claim: { name: claim.name, namespace: claim.namespace },
+  });
+  return resolved.ok && resolved.value !== null
+    ? { kind: "read", secret: resolved.value }
+    : { kind: "none" };
+}

@@ -1,0 +1,144 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import type { PersistentVolume } from "../kube/objects.ts";
+import {
+  decideDelete,
+  deletionSecret,
+  finalizerChange,
+  noAffinityMessage,
+} from "./delete_decide.ts";
+import { storageClass } from "./test_builders.ts";
+
+const KEY = "topology.test.csi.k8s.io/node";
+const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";
+const segment = { [KEY]: "node-a" };
+
+function pv(overrides: {
+  phase?: string;
+  policy?: string;
+  node?: string | null;
+  finalizers?: string[];
+  deleting?: boolean;
+  annotations?: Record<string, string>;
+  claimRef?: { name: string; namespace: string };
+} = {}): PersistentVolume {
+  const node = overrides.node === undefined ? "node-a" : overrides.node;
+  return {
+    metadata: {
+      name: "pvc-1",
+      annotations: overrides.annotations ?? {
+        "pv.kubernetes.io/provisioned-by": "test.csi.k8s.io",
+        "volume.kubernetes.io/provisioner-deletion-secret-name": "",
+        "volume.kubernetes.io/provisioner-deletion-secret-namespace": "",
+      },
+      finalizers: overrides.finalizers ?? [FINALIZER],
+      ...(overrides.deleting ? { deletionTimestamp: "2026-11-21T00:00:00Z" } : {}),
+    },
+    spec: {
+      csi: { driver: "test.csi.k8s.io", volumeHandle: "vol-1" },
+      persistentVolumeReclaimPolicy: overrides.policy ?? "Delete",
+      storageClassName: "fast",
+      ...(overrides.claimRef ? { claimRef: overrides.claimRef } : {}),
+      ...(node === null ? {} : {
+        nodeAffinity: {
+          required: {
+            nodeSelectorTerms: [{
+              matchExpressions: [{ key: KEY, operator: "In", values: [node] }],
+            }],
+          },
+        },
+      }),
+    },
+    status: { phase: overrides.phase ?? "Released" },
+  };
+}
+
+Deno.test("finalizerChange() adds the finalizer to bound Delete PVs and removes it from Retain and Recycle", () => {
+  const cases: [Parameters<typeof pv>[0], string][] = [
+    [{ phase: "Bound", finalizers: [] }, "add"],
+    [{ phase: "Bound" }, "none"],
+    [{ phase: "Bound", finalizers: [], deleting: true }, "none"],
+    [{ phase: "Released", finalizers: [] }, "none"],
+    [{ policy: "Retain" }, "remove"],
+    [{ policy: "Recycle" }, "remove"],
+    [{ policy: "Retain", finalizers: [] }, "none"],
+  ];
+  for (const [overrides, expected] of cases) {
+    strictEqual(finalizerChange(pv(overrides)), expected, JSON.stringify(overrides));
+  }
+});
+
+Deno.test("decideDelete() deletes a Released Delete PV of this node with its volume handle", () => {
+  deepStrictEqual(decideDelete(pv(), { segment, storageClass: undefined }), {
+    kind: "delete",
+    volumeId: "vol-1",
+    secret: { kind: "none" },
+    storageClassName: "fast",
+  });
+});
+
+Deno.test("decideDelete() leaves alone what is not Released, not Delete, or already handled", () => {
+  const reasons = [
+    pv({ phase: "Bound" }),
+    pv({ policy: "Retain" }),
+    pv({ deleting: true, finalizers: [] }),
+  ].map((candidate) => decideDelete(candidate, { segment, storageClass: undefined }));
+  deepStrictEqual(reasons, [
+    { kind: "ignore", reason: "PV phase is Bound, not Released" },
+    { kind: "ignore", reason: "reclaim policy is Retain, not Delete" },
+    { kind: "ignore", reason: "PV is being deleted without our finalizer: already handled" },
+  ]);
+  strictEqual(
+    decideDelete(pv({ deleting: true }), { segment, storageClass: undefined }).kind,
+    "delete",
+  );
+});
+
+Deno.test("decideDelete() ignores another node's PV and refuses a PV without node affinity", () => {
+  deepStrictEqual(decideDelete(pv({ node: "node-b" }), { segment, storageClass: undefined }), {
+    kind: "ignore",
+    reason: "PV was not provisioned on this node",
+  });
+  deepStrictEqual(decideDelete(pv({ node: null }), { segment, storageClass: undefined }), {
+    kind: "refuse",
+    message: noAffinityMessage("pvc-1"),
+  });
+});
+
+Deno.test("deletionSecret() reads the annotated secret, or the class's for PVs without annotations", () => {
+  deepStrictEqual(
+    deletionSecret(
+      pv({
+        annotations: {
+          "volume.kubernetes.io/provisioner-deletion-secret-name": "creds",
+          "volume.kubernetes.io/provisioner-deletion-secret-namespace": "apps",
+        },
+      }),
+      undefined,
+    ),
+    { kind: "read", secret: { name: "creds", namespace: "apps" } },
+  );
+  const templated = storageClass({
+    parameters: {
+      "csi.storage.k8s.io/provisioner-secret-name": "${pvc.name}-creds",
+      "csi.storage.k8s.io/provisioner-secret-namespace": "${pvc.namespace}",
+    },
+  });
+  deepStrictEqual(
+    deletionSecret(
+      pv({ annotations: {}, claimRef: { name: "data", namespace: "apps" } }),
+      templated,
+    ),
+    { kind: "read", secret: { name: "data-creds", namespace: "apps" } },
+  );
+  deepStrictEqual(
+    deletionSecret(pv({ annotations: {} }), templated),
+    { kind: "none" },
+    "no claimRef: no secret",
+  );
+  deepStrictEqual(
+    deletionSecret(pv({ annotations: {}, claimRef: { name: "d", namespace: "a" } }), undefined),
+    {
+      kind: "none",
+    },
+  );
+});
