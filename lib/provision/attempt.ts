@@ -18,6 +18,7 @@ import {
   type VolumeTooSmall,
 } from "./persistent_volume.ts";
 import { prepareProvision, type ProvisionPlan } from "./request.ts";
+import { secretReadError } from "./secrets.ts";
 
 /** What an attempt is about. */
 export interface AttemptTarget {
@@ -64,17 +65,15 @@ export class Attempt {
       this.#deps.logger.warn({ claim: this.#target.key }, warning);
     }
     if (outcome.provisionerSecret === null) return outcome;
-    const { name, namespace } = outcome.provisionerSecret;
     try {
       const secrets = await this.#deps.api.readSecretData(outcome.provisionerSecret, signal);
       return { ...outcome, request: { ...outcome.request, secrets } };
     } catch (error) {
-      return problem(
-        `error getting secret ${name} in namespace ${namespace}: ${(error as Error).message}`,
-        {
-          state: "noChange",
-        },
-      );
+      const message = secretReadError(outcome.provisionerSecret, (error as Error).message, {
+        parameters: storageClass.parameters,
+        className: storageClass.metadata.name,
+      });
+      return problem(message, { state: "noChange" });
     }
   }
 

@@ -20,6 +20,7 @@ import {
 } from "./context.ts";
 import { decideClaim } from "./decide.ts";
 import { InProgressClaims } from "./in_progress.ts";
+import { makeVolumeName } from "./names.ts";
 import { createVolumeProblem, type Problem } from "./outcome.ts";
 import type { ProvisionPlan } from "./request.ts";
 import { SlowSet } from "./slow_set.ts";
@@ -88,22 +89,28 @@ export class ProvisionController {
       );
       return { kind: "retryAfter", ms: wait };
     }
+    const volumeName = makeVolumeName(claim.metadata.uid, {
+      prefix: this.#options.prepare.volumeNamePrefix,
+      uuidLength: this.#options.prepare.volumeNameUuidLength,
+    });
+    if (volumeName.ok && this.#deps.caches.volumes.get(volumeName.value) !== undefined) {
+      this.#deps.logger.debug(
+        { claim: key, pv: volumeName.value },
+        "PV already exists, nothing to provision",
+      );
+      this.#inProgress.delete(key);
+      return DONE;
+    }
     const attempt = new Attempt(this.#deps, this.#options, { key, claim, storageClass });
+    // As upstream's provisionClaimOperation: every attempt is announced, before
+    // the checks that may refuse it, so the user sees it next to the Warning.
+    attempt.announce();
     const prepared = await attempt.prepare(signal);
     if (prepared.kind !== "plan") {
       return prepared.kind === "problem"
         ? this.#report(claim, prepared, storageClass.metadata.name)
         : DONE;
     }
-    if (this.#deps.caches.volumes.get(prepared.volumeName) !== undefined) {
-      this.#deps.logger.debug(
-        { claim: key, pv: prepared.volumeName },
-        "PV already exists, nothing to provision",
-      );
-      this.#inProgress.delete(key);
-      return DONE;
-    }
-    attempt.announce();
     let response: CreateVolumeResponse;
     try {
       response = await this.#deps.csi.createVolume(prepared.request, signal);

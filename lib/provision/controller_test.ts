@@ -263,10 +263,16 @@ Deno.test("a missing provisioner secret is a Warning naming it, and nothing is c
   const w = world({ classes: [sc] });
   deepStrictEqual(await w.sync(), { kind: "retry" });
   strictEqual(w.record.created.length, 0);
-  strictEqual(
-    w.record.events[0]?.message,
-    'error getting secret missing in namespace apps: secrets "missing" not found',
-  );
+  deepStrictEqual(w.record.events.map((event) => [event.type, event.reason, event.message]), [
+    ["Normal", "Provisioning", 'External provisioner is provisioning volume for claim "apps/data"'],
+    [
+      "Warning",
+      "ProvisioningFailed",
+      'error getting secret missing in namespace apps: secrets "missing" not found ' +
+      '(StorageClass "fast", parameters["csi.storage.k8s.io/provisioner-secret-name"] and ' +
+      'parameters["csi.storage.k8s.io/provisioner-secret-namespace"])',
+    ],
+  ]);
   w.close();
 });
 

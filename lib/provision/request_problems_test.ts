@@ -98,7 +98,8 @@ const BAD_INPUTS: BadCase[] = [
     message:
       "failed to get name and namespace template from params: Provisioner secrets specified in " +
       `parameters with both "csi" and "csi.storage.k8s.io/" keys ${AT_CLASS}, ` +
-      'parameters["csi.storage.k8s.io/provisioner-secret-name"] and parameters["csiProvisionerSecretNamespace"] ' +
+      // Only the doubled namespace keys: the single name key is not at fault.
+      'parameters["csiProvisionerSecretNamespace"] ' +
       'and parameters["csi.storage.k8s.io/provisioner-secret-namespace"])',
     state: "noChange",
   },

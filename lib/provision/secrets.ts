@@ -148,6 +148,26 @@ export function resolveSecretReference(
   return { ok: true, value: { name: name.value, namespace: namespace.value }, warnings };
 }
 
+/**
+ * Upstream's message for a provisioner Secret that could not be read, located
+ * at the class parameters that named it (the purpose's keys, or the default
+ * pair they fell back to), so that the user knows what to fix.
+ */
+export function secretReadError(
+  ref: SecretReference,
+  error: string,
+  input: Pick<SecretTemplateInput, "parameters" | "className">,
+): string {
+  const message = `error getting secret ${ref.name} in namespace ${ref.namespace}: ${error}`;
+  const parameters = input.parameters ?? {};
+  let templates = findTemplates(SECRET_KEYS.provisioner, parameters, []);
+  if (templates.ok && templates.name === undefined) {
+    templates = findTemplates(SECRET_KEYS.default, parameters, []);
+  }
+  if (!templates.ok || templates.name === undefined) return message;
+  return atClass(message, input.className, fields([templates.nameKey, templates.namespaceKey]));
+}
+
 /** The name and namespace templates of one purpose, checked as upstream checks them. */
 function findTemplates(
   keys: SecretKeys,
@@ -170,7 +190,9 @@ function findTemplates(
   const namespaceKey = namespaceKeys.at(-1);
   if (nameKeys.length > 1 || namespaceKeys.length > 1) {
     const message = `${keys.label} secrets specified in parameters with both "csi" and "${P}" keys`;
-    return { ok: false, message, keys: [...nameKeys, ...namespaceKeys] };
+    // Only the doubled pairs: a single namespace key next to doubled name keys is not at fault.
+    const doubled = [nameKeys, namespaceKeys].filter((pair) => pair.length > 1).flat();
+    return { ok: false, message, keys: doubled };
   }
   if (nameKey === undefined && namespaceKey === undefined) return { ok: true, name: undefined };
   if (nameKey === undefined || namespaceKey === undefined) {

@@ -106,7 +106,18 @@ Deno.test("resolveSecretReference() errors name the purpose, the keys and the cl
         [`${PREFIX}provisioner-secret-name`]: "b",
         [`${PREFIX}provisioner-secret-namespace`]: "c",
       },
-      'failed to get name and namespace template from params: Provisioner secrets specified in parameters with both "csi" and "csi.storage.k8s.io/" keys (StorageClass "fast", parameters["csiProvisionerSecretName"] and parameters["csi.storage.k8s.io/provisioner-secret-name"] and parameters["csi.storage.k8s.io/provisioner-secret-namespace"])',
+      // The single namespace key is not at fault: only the doubled name keys are named.
+      'failed to get name and namespace template from params: Provisioner secrets specified in parameters with both "csi" and "csi.storage.k8s.io/" keys (StorageClass "fast", parameters["csiProvisionerSecretName"] and parameters["csi.storage.k8s.io/provisioner-secret-name"])',
+    ],
+    [
+      "provisioner",
+      {
+        csiProvisionerSecretName: "a",
+        csiProvisionerSecretNamespace: "c",
+        [`${PREFIX}provisioner-secret-name`]: "b",
+        [`${PREFIX}provisioner-secret-namespace`]: "c",
+      },
+      'failed to get name and namespace template from params: Provisioner secrets specified in parameters with both "csi" and "csi.storage.k8s.io/" keys (StorageClass "fast", parameters["csiProvisionerSecretName"] and parameters["csi.storage.k8s.io/provisioner-secret-name"] and parameters["csiProvisionerSecretNamespace"] and parameters["csi.storage.k8s.io/provisioner-secret-namespace"])',
     ],
     [
       "nodeStage",

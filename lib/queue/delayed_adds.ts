@@ -74,7 +74,8 @@ export class DelayedAdds {
     this.#timer?.cancel();
     this.#timer = undefined;
     if (!top) return;
-    const cancel = this.#clock.schedule(() => this.#fire(), top.readyAt - this.#clock.now());
+    const delayMs = Math.max(0, top.readyAt - this.#clock.now());
+    const cancel = this.#clock.schedule(() => this.#fire(), delayMs);
     this.#timer = { deadline: top.readyAt, cancel };
   }
 

@@ -3,13 +3,21 @@
  * node already selected (as the scheduler leaves them), the Events a user
  * sees on a claim, and the agents started with the flags a test wants.
  */
-import type { CoreV1Event, V1PersistentVolumeClaim } from "@kubernetes/client-node";
+import {
+  type CoreV1Event,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1PersistentVolumeClaim,
+} from "@kubernetes/client-node";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { SELECTED_NODE } from "../cluster/workloads.ts";
 
 export const STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
+
+/** Options that make a client-node patch call send a JSON merge patch. */
+export const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 /** A claim as the scheduler leaves it for a WaitForFirstConsumer class: node selected. */
 export function selectedClaim(
@@ -121,4 +129,42 @@ export async function step(
     }
   });
   if (!passed) throw new Error(`step failed: ${name}`);
+}
+
+/**
+ * Events a provisioner of the cluster's driver wrote on the claim, ours or
+ * upstream's (`<driver>_<host>[_<uuid>]`, and upstream's `external-provisioner`
+ * for populator notices), leaving out the PV controller's and the scheduler's.
+ */
+export async function agentEvents(
+  cluster: RunningCluster,
+  ref: { namespace: string; name: string },
+): Promise<CoreV1Event[]> {
+  const events = await claimEvents(cluster, ref);
+  return events.filter((event) => {
+    const component = event.source?.component ?? event.reportingComponent ?? "";
+    return component.startsWith(`${cluster.driverName}_`) || component === "external-provisioner";
+  });
+}
+
+type DriverCall = import("../csi_driver/types.ts").CallRecord;
+
+/** The CreateVolume calls a node's driver got for the claim (volume name `pvc-<uid>`). */
+export async function createVolumeCallsFor(
+  node: { control: { calls(method?: "CreateVolume"): Promise<DriverCall[]> } },
+  claimUid: string,
+): Promise<DriverCall[]> {
+  const calls = await node.control.calls("CreateVolume");
+  return calls.filter((call) => (call.request as { name?: string }).name === `pvc-${claimUid}`);
+}
+
+/** The PVs bound or pre-bound to the claim with this UID. */
+export async function claimVolumes(
+  cluster: RunningCluster,
+  claimUid: string,
+): Promise<import("@kubernetes/client-node").V1PersistentVolume[]> {
+  const list = await cluster.admin.core.listPersistentVolume();
+  return list.items.filter((pv) =>
+    pv.spec?.claimRef?.uid === claimUid || pv.metadata?.name === `pvc-${claimUid}`
+  );
 }
