@@ -1,46 +1,55 @@
 /**
  * csi-node-provisioner: the composition root. Parses the configuration,
- * connects to the CSI driver and the API server, starts the informers and
- * the provisioning workers, serves diagnostics, and runs until a signal or a
- * fatal condition. Exit codes: 0 after a signal, 1 for a fatal error (e.g.
- * the driver went away), 2 for bad flags or environment.
+ * connects to the CSI driver and the API server, starts the informers, the
+ * provisioning, deletion and capacity workers, serves diagnostics, and runs
+ * until a signal or a fatal condition. Exit codes: 0 after a signal, 1 for a
+ * fatal error (e.g. the driver went away), 2 for bad flags or environment.
  */
 import process from "node:process";
+import { startCapacityPublisher } from "./lib/capacity/assemble.ts";
+import { capacityDriverProblem, capacityOptions } from "./lib/capacity/options.ts";
+import { type CapacityPublisher, poolChanging } from "./lib/capacity/publisher.ts";
 import { parseConfig } from "./lib/config/config.ts";
 import type { Config } from "./lib/config/types.ts";
 import { type CsiConnection, openCsiConnection } from "./lib/csi/connection.ts";
-import { type DriverInfo, handshake } from "./lib/csi/handshake.ts";
+import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
+import type { CreateVolumeRequest, DeleteVolumeRequest } from "./lib/csi/types.ts";
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
 import { createHttpApp } from "./lib/http/app.ts";
 import { createLiveness, Readiness } from "./lib/http/health.ts";
 import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
-import * as kubeApi from "./lib/kube/api.ts";
-import { loadKubeConfig } from "./lib/kube/config.ts";
+import { boundApi, servesResource } from "./lib/kube/api.ts";
+import {
+  createAttachmentCache,
+  createProvisioningCaches,
+  type ProvisioningCaches,
+  waitForSync,
+} from "./lib/kube/caches.ts";
+import { type KubeCredentials, loadCredentials } from "./lib/kube/credentials.ts";
 import { EventSender } from "./lib/kube/events.ts";
-import { createProvisioningCaches, type ProvisioningCaches } from "./lib/kube/caches.ts";
 import { createKubeRest, type KubeRest } from "./lib/kube/rest.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
 import { claimStorageClassName } from "./lib/provision/claim_class.ts";
 import { ProvisionController } from "./lib/provision/controller.ts";
-import { createProvisionMetrics } from "./lib/provision/metrics.ts";
+import { DeleteController } from "./lib/provision/delete_controller.ts";
+import { createDeleteMetrics, createProvisionMetrics } from "./lib/provision/metrics.ts";
 import { provisionControllerOptions, provisionerIdentity } from "./lib/provision/options.ts";
 import { PvSaver } from "./lib/provision/pv_saver.ts";
 import { isThisNodesConcern } from "./lib/provision/volume_owner.ts";
-import { createWorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
+import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
 import {
   defaultControllerRateLimiter,
   ItemExponentialFailureRateLimiter,
 } from "./lib/queue/rate_limiters.ts";
 import { WorkQueue } from "./lib/queue/work_queue.ts";
-import { runWorkers } from "./lib/queue/workers.ts";
+import { type KeyHandler, runWorkers } from "./lib/queue/workers.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
-import { type HttpListener, serveHttp } from "./lib/runtime/platform.ts";
-import { sleep } from "./lib/runtime/sleep.ts";
+import { Lifecycle } from "./lib/runtime/lifecycle.ts";
+import { serveHttp } from "./lib/runtime/platform.ts";
 import { writeTerminationLog } from "./lib/runtime/termination_log.ts";
 import { VERSION } from "./lib/runtime/version.ts";
 
 const PROGRAM = "csi-node-provisioner";
-
 /** Extra time, beyond the CSI deadline, that shutdown waits for work in flight. */
 const DRAIN_MARGIN_MS = 2000;
 
@@ -57,74 +66,78 @@ export async function main(
     case "version":
       process.stdout.write(`${PROGRAM} ${VERSION}\n`);
       return 0;
-    case "invalid":
-      process.stderr.write(describeProblems(outcome.problems));
+    case "invalid": {
+      const count = outcome.problems.length === 1
+        ? "1 problem"
+        : `${outcome.problems.length} problems`;
+      const lines = outcome.problems.map((problem) => `  - ${problem}\n`).join("");
+      process.stderr.write(
+        `${PROGRAM}: cannot start, ${count}:\n${lines}Run ${PROGRAM} --help for every flag.\n`,
+      );
       return 2;
+    }
     case "run":
-      return await runAgent(outcome.config);
+      return await runAgent(outcome.config, env);
   }
 }
 
-function describeProblems(problems: string[]): string {
-  const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
-  const lines = problems.map((problem) => `  - ${problem}`);
-  return `${PROGRAM}: cannot start, ${count}:\n${
-    lines.join("\n")
-  }\nRun ${PROGRAM} --help for every flag.\n`;
-}
-
-/** The pieces that live for the whole run. */
+/** What every part of the running agent shares. */
 interface Agent {
   config: Config;
   logger: Logger;
   metrics: Metrics;
   readiness: Readiness;
   connection: CsiConnection;
-  http: HttpListener | undefined;
-  /** Soft stop: no new work. */
-  shutdown: AbortController;
-  /** Hard stop: cancels work still in flight after the drain deadline. */
-  halt: AbortController;
-  /** Loops that end on the soft stop (informers, claim workers). */
-  loops: Promise<void>[];
-  /** Loops that end on the hard stop (event sender, PV saver): they finish what the others left. */
-  finalLoops: Promise<void>[];
-  rest?: KubeRest;
+  life: Lifecycle;
 }
 
-async function runAgent(config: Config): Promise<number> {
+async function runAgent(config: Config, env: Record<string, string | undefined>): Promise<number> {
   const logger = createLogger({ verbosity: config.verbosity, base: { node: config.nodeName } });
   const agent = assemble(config, logger);
-  const stopSignals = trapSignals(agent);
+  const untrap = agent.life.trapSignals();
   try {
-    const driver = await handshake(agent.connection, { logger, signal: agent.shutdown.signal });
-    announce(agent, driver);
+    const driver = await handshake(agent.connection, {
+      logger,
+      signal: agent.life.shutdown.signal,
+    });
+    logger.notice(
+      { version: VERSION, ...describeDriver(driver) },
+      "Connected to CSI driver; using its topology segment as this node's fixed topology",
+    );
+    const capacityProblem = config.enableCapacity ? capacityDriverProblem(driver) : undefined;
+    if (capacityProblem !== undefined) throw new FatalError(capacityProblem);
     agent.readiness.set("csi", true);
-    await startProvisioning(agent, driver);
-    const end = await watchConnectionLoss(agent.connection, agent.shutdown.signal);
+    await startControllers(agent, { driver, env });
+    const end = await watchConnectionLoss(agent.connection, agent.life.shutdown.signal);
     if (end === "lost") throw new FatalError("Lost connection to CSI driver, exiting");
-    return await stopGracefully(agent);
   } catch (error) {
-    if (agent.shutdown.signal.aborted) return await stopGracefully(agent);
-    const message = (error as Error).message;
-    logger.fatal({ err: error }, message);
-    writeTerminationLog(message);
-    agent.shutdown.abort();
-    agent.halt.abort();
-    await release(agent);
-    return error instanceof FatalError ? error.exitCode : 1;
+    if (!agent.life.shutdown.signal.aborted) {
+      const message = (error as Error).message;
+      logger.fatal({ err: error }, message);
+      writeTerminationLog(message);
+      await agent.life.close();
+      return error instanceof FatalError ? error.exitCode : 1;
+    }
   } finally {
-    stopSignals();
+    untrap();
   }
+  await agent.life.stop({
+    drainMs: config.timeoutMs + DRAIN_MARGIN_MS,
+    drained: (deadline) => agent.connection.drained(deadline),
+  });
+  logger.notice("Stopped");
+  return 0;
 }
 
 function assemble(config: Config, logger: Logger): Agent {
+  const life = new Lifecycle(logger);
   const metrics = createMetrics();
   const connection = openCsiConnection(config.csiAddress, {
     timeoutMs: config.timeoutMs,
     logger: logger.child({ component: "csi" }),
     observer: metrics.csiCalls,
   });
+  life.onClose(() => connection.close());
   const readiness = new Readiness();
   readiness.require("csi", "CSI driver handshake not done");
   readiness.require("informers", "informers not synced");
@@ -134,130 +147,49 @@ function assemble(config: Config, logger: Logger): Agent {
       throw new Error("driver reports not ready");
     }
   });
-  const http = config.httpEndpoint === "" ? undefined : serveHttp(
-    config.httpEndpoint,
-    createHttpApp({
+  if (config.httpEndpoint !== "") {
+    const app = createHttpApp({
       metricsPath: config.metricsPath,
       metrics: metrics.render,
       live,
       ready: () => readiness.report(),
-    })
-      .fetch,
-  );
-  if (http !== undefined) {
+    });
+    const http = serveHttp(config.httpEndpoint, app.fetch);
+    life.onClose(() => http.close());
     logger.info({ endpoint: config.httpEndpoint, port: http.port }, "Serving metrics and health");
   }
-  const shutdown = new AbortController();
-  return {
-    config,
-    logger,
-    metrics,
-    readiness,
-    connection,
-    http,
-    shutdown,
-    halt: new AbortController(),
-    loops: [],
-    finalLoops: [],
-  };
+  return { config, logger, metrics, readiness, connection, life };
 }
 
-function announce(agent: Agent, driver: DriverInfo): void {
-  agent.logger.notice({
-    version: VERSION,
-    driver: driver.name,
-    driverVersion: driver.vendorVersion,
-    nodeId: driver.nodeId,
-    segment: driver.segment,
-    pluginCapabilities: [...driver.pluginCapabilities],
-    controllerCapabilities: [...driver.controllerCapabilities],
-  }, "Connected to CSI driver; using its topology segment as this node's fixed topology");
+/** The parts every controller is built from. */
+interface Parts {
+  driver: DriverInfo;
+  credentials: KubeCredentials;
+  rest: KubeRest;
+  caches: ProvisioningCaches;
+  events: EventSender;
+  queues: WorkQueueMetrics;
+  capacity?: CapacityPublisher;
 }
 
-async function connectKube(agent: Agent): Promise<KubeRest> {
-  const { config } = agent;
-  const kubeConfig = loadKubeConfig({ kubeconfig: config.kubeconfig, master: config.master });
-  const rest = await createKubeRest(kubeConfig, {
+async function startControllers(
+  agent: Agent,
+  options: { driver: DriverInfo; env: Record<string, string | undefined> },
+) {
+  const { config, life } = agent;
+  const credentials = await loadCredentials({
+    kubeconfig: config.kubeconfig,
+    master: config.master,
+    env: options.env,
+  });
+  const rest = createKubeRest(credentials, {
     qps: config.kubeApiQps,
     burst: config.kubeApiBurst,
     userAgent: `${PROGRAM}/${VERSION}`,
   });
-  agent.rest = rest;
-  if (
-    config.featureGates.VolumeAttributesClass && !config.featureGates.VolumeAttributesClassExplicit
-  ) {
-    // As upstream: without the storage.k8s.io/v1 API, the gate is off unless set explicitly.
-    const served = await kubeApi.servesResource(
-      rest,
-      "storage.k8s.io/v1",
-      "volumeattributesclasses",
-    );
-    if (!served) {
-      agent.logger.notice(
-        "VolumeAttributesClass is not served by the API server: feature disabled",
-      );
-      config.featureGates.VolumeAttributesClass = false;
-    }
-  }
-  return rest;
-}
-
-function createController(
-  agent: Agent,
-  parts: {
-    rest: KubeRest;
-    driver: DriverInfo;
-    caches: ProvisioningCaches;
-    events: EventSender;
-    saver: PvSaver;
-  },
-): ProvisionController {
-  const { rest, driver, caches } = parts;
-  const identity = provisionerIdentity(driver.name, {
-    nodeName: agent.config.nodeName,
-    now: Date.now(),
-    random: Math.random(),
-  });
-  return new ProvisionController({
-    caches,
-    api: {
-      createPersistentVolume: (pv, signal) => kubeApi.createPersistentVolume(rest, pv, signal),
-      readClaim: (key, signal) => kubeApi.readClaim(rest, key, signal),
-      removeSelectedNode: (claim, signal) => kubeApi.removeSelectedNode(rest, claim, signal),
-      readSecretData: (ref, signal) => kubeApi.readSecretData(rest, ref, signal),
-      readVolumeAttributesClass: (name, signal) =>
-        kubeApi.readVolumeAttributesClass(rest, name, signal),
-    },
-    csi: {
-      createVolume: (request, signal) =>
-        agent.connection.call("CreateVolume", request, signal ? { signal } : {}),
-      deleteVolume: async (request, signal) => {
-        await agent.connection.call("DeleteVolume", request, signal ? { signal } : {});
-      },
-    },
-    events: parts.events,
-    metrics: createProvisionMetrics(agent.metrics.registry),
-    saver: parts.saver,
-    logger: agent.logger.child({ component: "provision" }),
-  }, provisionControllerOptions(agent.config, driver, { identity }));
-}
-
-/** Informers, event sender, PV saver and claim workers; resolves once the caches have synced. */
-async function startProvisioning(agent: Agent, driver: DriverInfo): Promise<void> {
-  const { config, metrics, shutdown, halt } = agent;
-  const rest = await connectKube(agent);
-  const queues = createWorkQueueMetrics(metrics.registry);
-  const claimQueue = new WorkQueue({
-    rateLimiter: new ItemExponentialFailureRateLimiter(
-      config.retryIntervalStartMs,
-      config.retryIntervalMaxMs,
-    ),
-    metrics: queues.forQueue("claims"),
-  });
-  const saveQueue = new WorkQueue({
-    rateLimiter: defaultControllerRateLimiter(),
-    metrics: queues.forQueue("unsavedpvs"),
-  });
+  life.onClose(() => rest.close());
+  await checkVolumeAttributesClassApi(agent, rest);
+  const driver = options.driver;
   const caches = createProvisioningCaches(rest, {
     nodeName: config.nodeName,
     keepVolume: (pv) =>
@@ -269,95 +201,186 @@ async function startProvisioning(agent: Agent, driver: DriverInfo): Promise<void
     host: config.nodeName,
     logger: agent.logger.child({ component: "events" }),
   });
-  const saver = new PvSaver({
-    api: {
-      createPersistentVolume: (pv, signal) => kubeApi.createPersistentVolume(rest, pv, signal),
-    },
+  life.track(events.run(life.halt.signal), { final: true });
+  const parts: Parts = {
+    driver,
+    credentials,
+    rest,
+    caches,
     events,
+    queues: createWorkQueueMetrics(agent.metrics.registry),
+  };
+  if (config.enableCapacity) parts.capacity = await startCapacity(agent, parts);
+  for (const informer of Object.values(caches)) life.track(informer.run(life.shutdown.signal));
+  const claims = startProvisioning(agent, parts);
+  const volumes = startDeletion(agent, parts);
+  const started = performance.now();
+  if (!(await waitForSync(Object.values(caches), life.shutdown.signal))) return;
+  agent.readiness.set("informers", true);
+  agent.logger.notice(
+    {
+      ms: Math.round(performance.now() - started),
+      claims: caches.claims.size,
+      volumes: caches.volumes.size,
+    },
+    "Informers synced; provisioning claims selected to this node and deleting its released volumes",
+  );
+  claims();
+  volumes();
+}
+
+async function checkVolumeAttributesClassApi(agent: Agent, rest: KubeRest): Promise<void> {
+  const gates = agent.config.featureGates;
+  if (!gates.VolumeAttributesClass || gates.VolumeAttributesClassExplicit) return;
+  // As upstream: without the storage.k8s.io/v1 API, the gate is off unless set explicitly.
+  if (await servesResource(rest, "storage.k8s.io/v1", "volumeattributesclasses")) return;
+  agent.logger.notice("VolumeAttributesClass is not served by the API server: feature disabled");
+  gates.VolumeAttributesClass = false;
+}
+
+/** A queue with its workers, started by the returned function once the caches synced. */
+function workerPool(
+  agent: Agent,
+  pool: { queue: WorkQueue; name: string; handle: KeyHandler },
+): () => void {
+  const { life } = agent;
+  return () =>
+    life.track(
+      runWorkers(pool.queue, {
+        workers: agent.config.workerThreads,
+        signal: life.shutdown.signal,
+        logger: agent.logger.child({ component: pool.name }),
+        // Workers stop taking keys on the soft stop; calls in flight get until the hard stop.
+        handle: (key) => pool.handle(key, life.halt.signal),
+      }).finally(() => pool.queue.shutDown()),
+    );
+}
+
+function retryQueue(agent: Agent, parts: Parts, name: string): WorkQueue {
+  const { retryIntervalStartMs, retryIntervalMaxMs } = agent.config;
+  return new WorkQueue({
+    rateLimiter: new ItemExponentialFailureRateLimiter(retryIntervalStartMs, retryIntervalMaxMs),
+    metrics: parts.queues.forQueue(name),
+  });
+}
+
+/** CSI calls that change the pool also refresh the published capacity. */
+function csiCalls(agent: Agent, capacity: CapacityPublisher | undefined) {
+  const call = <T>(run: () => Promise<T>) => poolChanging(run(), capacity);
+  return {
+    createVolume: (request: CreateVolumeRequest, signal?: AbortSignal) =>
+      call(() => agent.connection.call("CreateVolume", request, signal ? { signal } : {})),
+    deleteVolume: async (request: DeleteVolumeRequest, signal?: AbortSignal) => {
+      await call(() => agent.connection.call("DeleteVolume", request, signal ? { signal } : {}));
+    },
+  };
+}
+
+function startProvisioning(agent: Agent, parts: Parts): () => void {
+  const { config, life } = agent;
+  const { driver, caches, rest } = parts;
+  const queue = retryQueue(agent, parts, "claims");
+  const saveQueue = new WorkQueue({
+    rateLimiter: defaultControllerRateLimiter(),
+    metrics: parts.queues.forQueue("unsavedpvs"),
+  });
+  const api = boundApi(rest);
+  const saver = new PvSaver({
+    api,
+    events: parts.events,
     logger: agent.logger.child({ component: "pv-saver" }),
     queue: saveQueue,
   });
-  const controller = createController(agent, { rest, driver, caches, events, saver });
-  caches.claims.onChange((change) => claimQueue.add(change.key));
+  const identity = provisionerIdentity(driver.name, {
+    nodeName: config.nodeName,
+    now: Date.now(),
+    random: Math.random(),
+  });
+  const controller = new ProvisionController({
+    caches,
+    api,
+    csi: csiCalls(agent, parts.capacity),
+    events: parts.events,
+    metrics: createProvisionMetrics(agent.metrics.registry),
+    saver,
+    logger: agent.logger.child({ component: "provision" }),
+    ...(parts.capacity === undefined ? {} : { capacity: parts.capacity }),
+  }, provisionControllerOptions(config, driver, { identity }));
+  caches.claims.onChange((change) => queue.add(change.key));
   caches.classes.onChange((change) => {
     for (const claim of caches.claims.list()) {
       if (claimStorageClassName(claim) === change.key) {
-        claimQueue.add(`${claim.metadata.namespace}/${claim.metadata.name}`);
+        queue.add(`${claim.metadata.namespace}/${claim.metadata.name}`);
       }
     }
   });
-  for (const informer of Object.values(caches)) agent.loops.push(informer.run(shutdown.signal));
-  agent.finalLoops.push(events.run(halt.signal));
-  await waitForSync(agent, caches);
-  agent.finalLoops.push(saver.run(halt.signal).finally(() => saveQueue.shutDown()));
-  agent.loops.push(
-    runWorkers(claimQueue, {
-      workers: config.workerThreads,
-      signal: shutdown.signal,
-      logger: agent.logger.child({ component: "claims" }),
-      // Workers stop taking claims on the soft stop; calls in flight get until the hard stop.
-      handle: (key) => controller.sync(key, halt.signal),
-    }).finally(() => claimQueue.shutDown()),
-  );
-}
-
-async function waitForSync(agent: Agent, caches: ProvisioningCaches): Promise<void> {
-  const started = performance.now();
-  while (!Object.values(caches).every((informer) => informer.hasSynced())) {
-    if (!(await sleep(50, agent.shutdown.signal))) {
-      throw new FatalError("Shut down before the informers synced");
-    }
-  }
-  agent.readiness.set("informers", true);
-  agent.logger.notice({
-    ms: Math.round(performance.now() - started),
-    claims: caches.claims.size,
-    storageClasses: caches.classes.size,
-    volumes: caches.volumes.size,
-  }, "Informers synced; provisioning claims selected to this node");
-}
-
-function trapSignals(agent: Agent): () => void {
-  const onSignal = (signal: string) => {
-    if (agent.shutdown.signal.aborted) {
-      agent.logger.warn({ signal }, "Second signal: exiting without waiting");
-      process.exit(1);
-    }
-    agent.logger.notice({ signal }, "Shutting down: no new work, waiting for work in flight");
-    agent.shutdown.abort();
-  };
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
+  const workers = workerPool(agent, {
+    queue,
+    name: "claims",
+    handle: (key, signal) => controller.sync(key, signal),
+  });
   return () => {
-    process.off("SIGTERM", onSignal);
-    process.off("SIGINT", onSignal);
+    life.track(saver.run(life.halt.signal).finally(() => saveQueue.shutDown()), { final: true });
+    workers();
   };
 }
 
-async function stopGracefully(agent: Agent): Promise<number> {
-  agent.shutdown.abort();
-  const deadline = Date.now() + agent.config.timeoutMs + DRAIN_MARGIN_MS;
-  const halt = setTimeout(() => agent.halt.abort(), deadline - Date.now());
-  await Promise.allSettled(agent.loops);
-  const drained = await agent.connection.drained(deadline);
-  if (!drained) {
-    agent.logger.warn(
-      { inFlight: agent.connection.inFlight() },
-      "CSI calls still in flight at the deadline",
-    );
+function startDeletion(agent: Agent, parts: Parts): () => void {
+  const { driver, caches } = parts;
+  const queue = retryQueue(agent, parts, "volumes");
+  // As upstream: VolumeAttachments are watched only when the driver attaches volumes.
+  const attachments = driver.controllerCapabilities.has("PUBLISH_UNPUBLISH_VOLUME")
+    ? createAttachmentCache(parts.rest, {
+      driverName: driver.name,
+      logger: agent.logger.child({ component: "informer" }),
+    })
+    : undefined;
+  const controller = new DeleteController({
+    volumes: caches.volumes,
+    classes: caches.classes,
+    api: boundApi(parts.rest),
+    csi: csiCalls(agent, parts.capacity),
+    ...(attachments === undefined ? {} : { attachments }),
+    events: parts.events,
+    metrics: createDeleteMetrics(agent.metrics.registry),
+    ...(parts.capacity === undefined ? {} : { capacity: parts.capacity }),
+    logger: agent.logger.child({ component: "delete" }),
+  }, { segment: driver.segment });
+  caches.volumes.onChange((change) => queue.add(change.key));
+  if (attachments !== undefined) {
+    attachments.informer.onChange((change) => {
+      const pv = (change.old ?? change.new)?.persistentVolumeName;
+      if (pv !== undefined) queue.add(pv);
+    });
+    agent.life.track(attachments.informer.run(agent.life.shutdown.signal));
   }
-  agent.halt.abort();
-  clearTimeout(halt);
-  await release(agent);
-  agent.logger.notice("Stopped");
-  return 0;
+  return workerPool(agent, {
+    queue,
+    name: "volumes",
+    handle: (key, signal) => controller.sync(key, signal),
+  });
 }
 
-async function release(agent: Agent): Promise<void> {
-  await Promise.allSettled([...agent.loops, ...agent.finalLoops]);
-  agent.rest?.close();
-  agent.connection.close();
-  await agent.http?.close();
+/** The capacity publisher (--enable-capacity), with its own client for writes. */
+async function startCapacity(agent: Agent, parts: Parts): Promise<CapacityPublisher> {
+  const { config, life } = agent;
+  agent.readiness.require("capacity", "CSIStorageCapacity not published yet");
+  const { publisher, writes } = await startCapacityPublisher({
+    options: capacityOptions(config, parts.driver),
+    rest: parts.rest,
+    writesClient: (limits) =>
+      createKubeRest(parts.credentials, { ...limits, userAgent: `${PROGRAM}/${VERSION} capacity` }),
+    csi: agent.connection,
+    classes: parts.caches.classes,
+    registry: agent.metrics.registry,
+    queueMetrics: parts.queues,
+    ready: (state) => agent.readiness.set("capacity", state),
+    logger: agent.logger.child({ component: "capacity" }),
+    signal: life.shutdown.signal,
+  });
+  life.onClose(() => writes.close());
+  life.track(publisher.run(life.shutdown.signal));
+  return publisher;
 }
 
 if (import.meta.main) {

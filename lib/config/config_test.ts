@@ -144,6 +144,20 @@ Deno.test("parseConfig() needs NAMESPACE and POD_NAME for owned capacity objects
   strictEqual(unowned.kind, "run");
 });
 
+Deno.test("parseConfig(): --capacity-owner-node needs no POD_NAME and wins over the level", () => {
+  const config = run(parseConfig(
+    [...BASE, "--enable-capacity", "--capacity-owner-node", "--capacity-ownerref-level=1"],
+    { ...NODE_ENV, NAMESPACE: "kube-system" },
+  ));
+  strictEqual(config.capacityOwnerNode, true);
+  strictEqual(run(parseConfig(BASE, NODE_ENV)).capacityOwnerNode, false);
+  const [problem] = problems(parseConfig([...BASE, "--enable-capacity"], {
+    ...NODE_ENV,
+    NAMESPACE: "kube-system",
+  }));
+  ok(problem?.includes("--capacity-owner-node"));
+});
+
 Deno.test("parseConfig() refuses --metrics-address together with --http-endpoint", () => {
   const found = problems(
     parseConfig([...BASE, "--metrics-address=:8080", "--http-endpoint=:8081"], NODE_ENV),

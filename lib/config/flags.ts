@@ -186,6 +186,13 @@ const PROVISIONER: Row[] = [
     "Owner of CSIStorageCapacity objects, counted from the pod named by POD_NAME: -1 none, 0 the pod, 1 its controller (DaemonSet), 2 that controller's controller.",
   ],
   [
+    "capacity-owner-node",
+    "bool",
+    "false",
+    "capacityOwnerNode",
+    "(csi-node-provisioner only) Make this node's Node object the owner of its CSIStorageCapacity objects: they survive agent restarts and rollouts and are garbage-collected with the node. Wins over capacity-ownerref-level; needs no POD_NAME, and get on nodes (in upstream's RBAC).",
+  ],
+  [
     "node-deployment",
     "bool",
     "false",

@@ -1,4 +1,4 @@
-import { deepStrictEqual, ok } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { FLAGS } from "./flags.ts";
 import { parseFlagValue } from "./go_flags.ts";
 
@@ -57,8 +57,24 @@ const UPSTREAM_FLAGS = [
   "log-json-info-buffer-size",
 ];
 
-Deno.test("the flag table has exactly upstream csi-provisioner's flags", () => {
-  deepStrictEqual(FLAGS.map((spec) => spec.name).sort(), [...UPSTREAM_FLAGS].sort());
+// Flags this agent adds; each says so at the start of its usage text.
+const AGENT_ADDITIONS = ["capacity-owner-node"];
+
+Deno.test("the flag table has exactly upstream csi-provisioner's flags plus the listed additions", () => {
+  deepStrictEqual(
+    FLAGS.map((spec) => spec.name).sort(),
+    [...UPSTREAM_FLAGS, ...AGENT_ADDITIONS].sort(),
+  );
+});
+
+Deno.test("an addition says it is not upstream's; an upstream flag does not", () => {
+  for (const spec of FLAGS) {
+    strictEqual(
+      spec.usage.startsWith("(csi-node-provisioner only)"),
+      AGENT_ADDITIONS.includes(spec.name),
+      spec.name,
+    );
+  }
 });
 
 Deno.test("every flag's default parses with its own parser", () => {

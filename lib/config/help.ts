@@ -35,7 +35,7 @@ export function renderHelp(specs: readonly FlagSpec[], program: string): string 
     `Usage: ${program} --node-deployment --csi-address=PATH [flags]`,
     "",
     "A per-node CSI provisioner agent, a drop-in for external-provisioner --node-deployment.",
-    "Environment: NODE_NAME (required), NAMESPACE and POD_NAME (with --enable-capacity), KUBECONFIG.",
+    "Environment: NODE_NAME (required), NAMESPACE and POD_NAME (with --enable-capacity; POD_NAME not with --capacity-owner-node), KUBECONFIG.",
     "Flags take Go syntax: -flag, --flag, --flag=value, --flag value (not for booleans).",
   ];
   for (const section of SECTIONS) {

@@ -27,6 +27,8 @@ export interface Config {
   capacityPollIntervalMs: number;
   /** -1 none, 0 the pod, 1 the pod's controller, 2 that controller's controller. */
   capacityOwnerrefLevel: number;
+  /** This agent's addition: the Node owns the capacity objects (wins over the level). */
+  capacityOwnerNode: boolean;
   nodeDeployment: boolean;
   nodeDeploymentImmediateBinding: boolean;
   nodeDeploymentBaseDelayMs: number;

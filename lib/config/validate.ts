@@ -28,8 +28,8 @@ const CHECKS: Check[] = [
       ? "need NAMESPACE env variable for CSIStorageCapacity objects (--enable-capacity is set; set it from the downward API: metadata.namespace)"
       : undefined,
   (c) =>
-    c.enableCapacity && c.capacityOwnerrefLevel >= 0 && c.podName === ""
-      ? `need POD_NAME env variable to determine CSIStorageCapacity owner (--capacity-ownerref-level=${c.capacityOwnerrefLevel}; set it from the downward API: metadata.name, or use --capacity-ownerref-level=-1)`
+    c.enableCapacity && c.capacityOwnerrefLevel >= 0 && !c.capacityOwnerNode && c.podName === ""
+      ? `need POD_NAME env variable to determine CSIStorageCapacity owner (--capacity-ownerref-level=${c.capacityOwnerrefLevel}; set it from the downward API: metadata.name, or use --capacity-ownerref-level=-1 or --capacity-owner-node)`
       : undefined,
   (c) => c.csiAddress === "" ? "--csi-address must not be empty" : undefined,
   (c) =>

@@ -173,3 +173,15 @@ function refuseUnfitDriver(driver: DriverInfo): void {
   const problems = driverProblems(driver);
   if (problems.length > 0) throw new FatalError(problems.join("; "));
 }
+
+/** The driver's facts as log fields. */
+export function describeDriver(driver: DriverInfo): Record<string, unknown> {
+  return {
+    driver: driver.name,
+    driverVersion: driver.vendorVersion,
+    nodeId: driver.nodeId,
+    segment: driver.segment,
+    pluginCapabilities: [...driver.pluginCapabilities],
+    controllerCapabilities: [...driver.controllerCapabilities],
+  };
+}

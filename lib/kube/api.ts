@@ -3,7 +3,7 @@
  * Expected answers (AlreadyExists, NotFound, Conflict) are returned as
  * values; anything else is thrown as KubeApiError for the caller's retry.
  */
-import { ANN_SELECTED_NODE } from "./annotations.ts";
+import { ANN_SELECTED_NODE, PV_PROTECTION_FINALIZER } from "./annotations.ts";
 import type { RawObject } from "./informer.ts";
 import type { Claim, PersistentVolume, SecretReference, VolumeAttributesClass } from "./objects.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
@@ -182,4 +182,50 @@ export async function deletePersistentVolume(
     if (hasStatus(error, 404)) return "gone";
     throw error;
   }
+}
+
+/** Every call above, bound to one client: the shape the controllers' ports expect. */
+export interface BoundApi {
+  createPersistentVolume(pv: PersistentVolume, signal?: AbortSignal): Promise<"created" | "exists">;
+  readClaim(
+    key: { namespace: string; name: string },
+    signal?: AbortSignal,
+  ): Promise<Claim | undefined>;
+  removeSelectedNode(claim: Claim, signal?: AbortSignal): Promise<"removed" | "conflict" | "gone">;
+  readSecretData(ref: SecretReference, signal?: AbortSignal): Promise<Record<string, string>>;
+  readVolumeAttributesClass(
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<VolumeAttributesClass | undefined>;
+  deletePersistentVolume(name: string, signal?: AbortSignal): Promise<"deleted" | "gone">;
+  patchFinalizer(
+    name: string,
+    action: "add" | "remove",
+    signal?: AbortSignal,
+  ): Promise<"patched" | "gone">;
+}
+
+/** Binds every call above to one client. */
+export function boundApi(rest: KubeRest): BoundApi {
+  return {
+    createPersistentVolume: (pv: PersistentVolume, signal?: AbortSignal) =>
+      createPersistentVolume(rest, pv, signal),
+    readClaim: (key: { namespace: string; name: string }, signal?: AbortSignal) =>
+      readClaim(rest, key, signal),
+    removeSelectedNode: (claim: Claim, signal?: AbortSignal) =>
+      removeSelectedNode(rest, claim, signal),
+    readSecretData: (ref: SecretReference, signal?: AbortSignal) =>
+      readSecretData(rest, ref, signal),
+    readVolumeAttributesClass: (name: string, signal?: AbortSignal) =>
+      readVolumeAttributesClass(rest, name, signal),
+    deletePersistentVolume: (name: string, signal?: AbortSignal) =>
+      deletePersistentVolume(rest, name, signal),
+    patchFinalizer: (name: string, action: "add" | "remove", signal?: AbortSignal) =>
+      patchPersistentVolumeFinalizer(
+        rest,
+        name,
+        { finalizer: PV_PROTECTION_FINALIZER, action },
+        signal,
+      ),
+  };
 }

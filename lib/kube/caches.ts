@@ -3,10 +3,17 @@
  * this node or of no node yet), StorageClasses, and this node's PVs.
  */
 import type { Logger } from "../log/logger.ts";
+import { sleep } from "../runtime/sleep.ts";
 import { Informer } from "./informer.ts";
 import type { Claim, PersistentVolume, StorageClass } from "./objects.ts";
 import type { KubeRest } from "./rest.ts";
-import { trimClaim, trimPersistentVolume, trimStorageClass } from "./trim.ts";
+import {
+  type Attachment,
+  trimClaim,
+  trimPersistentVolume,
+  trimStorageClass,
+  trimVolumeAttachment,
+} from "./trim.ts";
 
 /** The caches, by what they hold. */
 export interface ProvisioningCaches {
@@ -44,4 +51,56 @@ export function createProvisioningCaches(
       logger,
     }),
   };
+}
+
+/** VolumeAttachments of the driver, indexed by PV name (the delete path's attach guard). */
+export interface AttachmentCache {
+  informer: Informer<Attachment>;
+  attachedNode(pvName: string): string | undefined;
+}
+
+/** Creates (does not start) the VolumeAttachment informer and its PV index. */
+export function createAttachmentCache(
+  rest: KubeRest,
+  options: { driverName: string; logger: Logger },
+): AttachmentCache {
+  const informer = new Informer(rest, {
+    resource: "volumeattachments",
+    path: "/apis/storage.k8s.io/v1/volumeattachments",
+    trim: (raw) => trimVolumeAttachment(raw, { driverName: options.driverName }),
+    resourceVersionOf: (attachment) => attachment.resourceVersion,
+    logger: options.logger,
+  });
+  const byVolume = new Map<string, Map<string, string>>();
+  informer.onChange((change) => {
+    const before = change.old?.persistentVolumeName;
+    if (before !== undefined) byVolume.get(before)?.delete(change.key);
+    if (before !== undefined && byVolume.get(before)?.size === 0) byVolume.delete(before);
+    const after = change.new?.persistentVolumeName;
+    if (after !== undefined && change.new !== undefined) {
+      const attachments = byVolume.get(after) ?? new Map<string, string>();
+      attachments.set(change.key, change.new.nodeName);
+      byVolume.set(after, attachments);
+    }
+  });
+  return {
+    informer,
+    attachedNode: (pvName) => byVolume.get(pvName)?.values().next().value,
+  };
+}
+
+/**
+ * Waits until every informer listed once; false when `signal` aborted first.
+ * No worker starts before (client-go's WaitForCacheSync), so no decision is
+ * made on a partial cache.
+ */
+export async function waitForSync(
+  informers: Iterable<{ hasSynced(): boolean }>,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const all = [...informers];
+  while (!all.every((informer) => informer.hasSynced())) {
+    if (!(await sleep(50, signal))) return false;
+  }
+  return true;
 }

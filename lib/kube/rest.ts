@@ -5,13 +5,12 @@
  * Why not client-node's generated clients: they send requests through undici
  * with a custom dispatcher for the cluster CA and client certificates, and
  * Bun's built-in undici ignores the dispatcher, so every TLS request fails
- * in the compiled binary (SELF_SIGNED_CERT_IN_CHAIN). client-node still does
- * what it is good at: reading the kubeconfig or in-cluster configuration and
- * producing credentials (tokens, rotated token files, exec plugins, certs).
- * Raw JSON also lets informers trim objects page by page.
+ * in the compiled binary (SELF_SIGNED_CERT_IN_CHAIN). Raw JSON also lets
+ * informers trim objects page by page. Credentials come from
+ * lib/kube/credentials.ts.
  */
 import https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeCredentials } from "./credentials.ts";
 import { type Priority, TokenBucket } from "./token_bucket.ts";
 
 /** One API request. */
@@ -60,50 +59,25 @@ export interface KubeRest {
   close(): void;
 }
 
-interface Credentials {
-  headers: Record<string, string>;
-  fetchedAt: number;
-}
-
-/** Credentials are re-read this often, so rotated ServiceAccount token files are picked up. */
-const CREDENTIAL_TTL_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 
-/** Creates the client for the kubeconfig's current cluster and user. */
-export async function createKubeRest(
-  kubeConfig: KubeConfig,
+/** Creates a client for the credentials' API server. */
+export function createKubeRest(
+  credentials: KubeCredentials,
   options: { qps: number; burst: number; userAgent: string },
-): Promise<KubeRest> {
-  const cluster = kubeConfig.getCurrentCluster();
-  if (cluster === null) throw new Error("kubeconfig has no current cluster");
-  const server = new URL(cluster.server);
-  const tls: https.RequestOptions = {};
-  await kubeConfig.applyToHTTPSOptions(tls);
-  (tls.agent as https.Agent | undefined)?.destroy();
+): KubeRest {
+  const server = credentials.server;
   const agent = new https.Agent({
     keepAlive: true,
     maxSockets: 64,
-    ...(tls.ca === undefined ? {} : { ca: tls.ca }),
-    ...(tls.cert === undefined ? {} : { cert: tls.cert }),
-    ...(tls.key === undefined ? {} : { key: tls.key }),
-    ...(tls.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: tls.rejectUnauthorized }),
+    ...definedOnly(credentials.tls),
   });
   const bucket = new TokenBucket({ qps: options.qps, burst: options.burst });
-  let credentials: Credentials = { headers: stringHeaders(tls.headers), fetchedAt: Date.now() };
-  const authHeaders = async (): Promise<Record<string, string>> => {
-    if (Date.now() - credentials.fetchedAt > CREDENTIAL_TTL_MS) {
-      const fresh: https.RequestOptions = {};
-      await kubeConfig.applyToHTTPSOptions(fresh);
-      (fresh.agent as https.Agent | undefined)?.destroy();
-      credentials = { headers: stringHeaders(fresh.headers), fetchedAt: Date.now() };
-    }
-    return credentials.headers;
-  };
   const send = async (request: KubeRequest, handle: ResponseHandler) => {
     if (!(await bucket.take(request.priority ?? "high", request.signal))) {
       throw new Error(`Kubernetes request ${request.method} ${request.path} cancelled`);
     }
-    const headers = { ...(await authHeaders()), "user-agent": options.userAgent };
+    const headers = { ...(await credentials.headers()), "user-agent": options.userAgent };
     return await sendRequest({ agent, server, headers, request, handle });
   };
   return {
@@ -119,12 +93,10 @@ export async function createKubeRest(
   };
 }
 
-function stringHeaders(headers: https.RequestOptions["headers"]): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers ?? {})) {
-    if (value !== undefined) result[key.toLowerCase()] = String(value);
-  }
-  return result;
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(value).filter(([, field]) => field !== undefined),
+  ) as Partial<T>;
 }
 
 type ResponseHandler = (

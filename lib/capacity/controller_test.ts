@@ -1,0 +1,330 @@
+/**
+ * The controller shell with small in-memory fakes of its ports (unit tests
+ * only): what it asks the driver, what it writes, what it tells the worker
+ * pool, and that it waits for the informer to deliver its own writes.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { Registry } from "prom-client";
+import { CsiError } from "../csi/status.ts";
+import type { GetCapacityRequest, GetCapacityResponse } from "../csi/types.ts";
+import type { StorageClass } from "../kube/objects.ts";
+import type { OwnerReference, StorageCapacity } from "../kube/storage_capacity.ts";
+import { createLogger } from "../log/logger.ts";
+import { CapacityController } from "./controller.ts";
+import { CapacityWriter } from "./writer.ts";
+import { WriteEchoes } from "./echoes.ts";
+import { createCapacityMetrics } from "./metrics.ts";
+import type { CapacityApi, CapacityOwner, WriteBudget } from "./ports.ts";
+import {
+  capacityObject,
+  DRIVER,
+  GiB,
+  LABELS,
+  SEGMENT,
+  storageClass,
+  TOPOLOGY_KEY,
+} from "./test_builders.ts";
+
+const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+const never = new AbortController().signal;
+const NODE_OWNER: OwnerReference = {
+  apiVersion: "v1",
+  kind: "Node",
+  name: "node-a",
+  uid: "node-uid",
+  controller: true,
+};
+
+type Answer = GetCapacityResponse | CsiError;
+
+function answer(bytes: bigint): GetCapacityResponse {
+  return {
+    available_capacity: String(bytes),
+    maximum_volume_size: null,
+    minimum_volume_size: null,
+  };
+}
+
+/** A cluster of one node as the controller sees it; writes echo through the "informer". */
+function world(
+  options: {
+    classes?: StorageClass[];
+    objects?: StorageCapacity[];
+    answers?: Answer[];
+    owner?: CapacityOwner;
+    budget?: WriteBudget;
+    update?: "updated" | "conflict";
+    echo?: boolean;
+    now?: () => number;
+  } = {},
+) {
+  const classes = new Map(
+    (options.classes ?? [storageClass("fast")]).map((c) => [c.metadata.name, c]),
+  );
+  const cache = new Map((options.objects ?? []).map((o) => [o.metadata.name, o]));
+  const answers = [...(options.answers ?? [answer(10n * GiB)])];
+  const echoes = new WriteEchoes();
+  const record = { requests: [] as GetCapacityRequest[], writes: [] as string[] };
+  let serial = 0;
+  const deliver = (className: string, change: () => void) => {
+    // The watch delivers the write a little later, as the API server's would.
+    if (options.echo === false) return;
+    setTimeout(() => {
+      change();
+      echoes.observe(className);
+    }, 1);
+  };
+  const api: CapacityApi = {
+    create: (object) => {
+      const name = `csisc-${++serial}`;
+      record.writes.push(`create ${name} ${object.capacity}`);
+      deliver(object.storageClassName, () =>
+        cache.set(name, {
+          ...capacityObject(name, { storageClassName: object.storageClassName }),
+          capacity: object.capacity,
+          metadata: {
+            ...capacityObject(name).metadata,
+            ...(object.metadata.ownerReferences
+              ? { ownerReferences: object.metadata.ownerReferences }
+              : {}),
+          },
+        }));
+      return Promise.resolve({ name });
+    },
+    update: (target) => {
+      record.writes.push(
+        `update ${target.name}@${target.resourceVersion} ${target.change.capacity}`,
+      );
+      if (options.update === "conflict") return Promise.resolve("conflict");
+      const old = cache.get(target.name)!;
+      deliver(old.storageClassName, () =>
+        cache.set(target.name, {
+          ...old,
+          capacity: target.change.capacity,
+          metadata: {
+            ...old.metadata,
+            resourceVersion: String(Number(old.metadata.resourceVersion) + 1),
+          },
+        }));
+      return Promise.resolve("updated");
+    },
+    delete: (target) => {
+      record.writes.push(`delete ${target.name}`);
+      const old = cache.get(target.name);
+      if (old === undefined) return Promise.resolve("gone");
+      deliver(old.storageClassName, () => cache.delete(target.name));
+      return Promise.resolve("deleted");
+    },
+  };
+  const registry = new Registry();
+  // The gauges read the controller, which needs the metrics: one refers to the other late.
+  const late: { controller?: CapacityController } = {};
+  const metrics = createCapacityMetrics(registry, {
+    goal: () => late.controller?.goal() ?? 0,
+    current: () => late.controller?.current() ?? 0,
+    obsolete: () => late.controller?.obsolete() ?? 0,
+  });
+  const owner = options.owner ?? { current: () => undefined, confirm: () => Promise.resolve("ok") };
+  const writer = new CapacityWriter({
+    api,
+    owner,
+    budget: options.budget ?? { take: () => Promise.resolve(true) },
+    echoes,
+    metrics,
+    logger: quiet,
+  }, { echoTimeoutMs: 200 });
+  const controller = new CapacityController({
+    classes: { get: (name) => classes.get(name), list: () => [...classes.values()] },
+    objects: { list: () => [...cache.values()] },
+    csi: {
+      getCapacity: (request) => {
+        record.requests.push(request);
+        const next = answers.length > 1 ? answers.shift()! : answers[0]!;
+        return next instanceof CsiError ? Promise.reject(next) : Promise.resolve(next);
+      },
+    },
+    owner,
+    writer,
+    metrics,
+    logger: quiet,
+    now: options.now ?? (() => 1_700_000_000_000),
+  }, {
+    desired: { driverName: DRIVER, immediateBinding: false },
+    segment: SEGMENT,
+    labels: LABELS,
+  });
+  late.controller = controller;
+  return { controller, cache, classes, record, registry, echoes };
+}
+
+async function metric(registry: Registry, name: string): Promise<string> {
+  const text = await registry.metrics();
+  return text.split("\n").filter((line) => line.startsWith(name)).join("\n");
+}
+
+Deno.test("first sync: GetCapacity with the class parameters and segment, then one create", async () => {
+  const { controller, record, cache, registry } = world({
+    classes: [storageClass("fast", {
+      parameters: { kind: "fast", "csi.storage.k8s.io/provisioner-secret-name": "s" },
+    })],
+    owner: { current: () => NODE_OWNER, confirm: () => Promise.resolve("ok") },
+  });
+  deepStrictEqual(await controller.sync("fast", never), { kind: "done" });
+  deepStrictEqual(record.requests, [{
+    volume_capabilities: [],
+    parameters: { kind: "fast" },
+    accessible_topology: { segments: { [TOPOLOGY_KEY]: "node-a" } },
+  }]);
+  deepStrictEqual(record.writes, ["create csisc-1 10Gi"]);
+  // The worker returned only after the informer delivered the new object.
+  deepStrictEqual(cache.get("csisc-1")?.metadata.ownerReferences, [NODE_OWNER]);
+  strictEqual(
+    await metric(registry, "csistoragecapacities_writes_total"),
+    'csistoragecapacities_writes_total{storageclass="fast",operation="create"} 1',
+  );
+  strictEqual(
+    await metric(registry, "csistoragecapacities_last_publish_timestamp_seconds"),
+    'csistoragecapacities_last_publish_timestamp_seconds{storageclass="fast"} 1700000000',
+  );
+});
+
+Deno.test("nothing changed: no write at all, but the class counts as published", async () => {
+  const { controller, record, registry } = world({ objects: [capacityObject("csisc-a")] });
+  deepStrictEqual(await controller.sync("fast", never), { kind: "done" });
+  deepStrictEqual(record.writes, []);
+  ok((await metric(registry, "csistoragecapacities_last_publish_timestamp_seconds")).endsWith(
+    " 1700000000",
+  ));
+});
+
+Deno.test("capacity changed: one update with the cached resourceVersion; the next sync starts from it", async () => {
+  const { controller, record, cache } = world({
+    objects: [capacityObject("csisc-a", { resourceVersion: "7" })],
+    answers: [answer(9n * GiB), answer(8n * GiB)],
+  });
+  await controller.sync("fast", never);
+  strictEqual(cache.get("csisc-a")?.metadata.resourceVersion, "8");
+  await controller.sync("fast", never);
+  deepStrictEqual(record.writes, ["update csisc-a@7 9Gi", "update csisc-a@8 8Gi"]);
+});
+
+Deno.test("GetCapacity fails: retry with backoff, an error counted, nothing written", async () => {
+  const { controller, record, registry } = world({
+    answers: [new CsiError("GetCapacity", 14, "driver down")],
+  });
+  const outcome = await controller.sync("fast", never);
+  strictEqual(outcome.kind, "retry");
+  deepStrictEqual(record.writes, []);
+  strictEqual(
+    await metric(registry, "csistoragecapacities_getcapacity_errors_total"),
+    'csistoragecapacities_getcapacity_errors_total{storageclass="fast"} 1',
+  );
+});
+
+Deno.test("class deleted: its objects go, without asking the driver", async () => {
+  const { controller, record, classes, cache } = world({
+    objects: [capacityObject("csisc-a"), capacityObject("csisc-b", { storageClassName: "slow" })],
+  });
+  classes.delete("fast");
+  deepStrictEqual(await controller.sync("fast", never), { kind: "done" });
+  deepStrictEqual(record.requests, []);
+  deepStrictEqual(record.writes, ["delete csisc-a"]);
+  deepStrictEqual([...cache.keys()], ["csisc-b"]);
+});
+
+Deno.test("Immediate classes get no object unless asked", async () => {
+  const { controller, record } = world({
+    classes: [storageClass("now", { volumeBindingMode: "Immediate" })],
+  });
+  await controller.sync("now", never);
+  deepStrictEqual(record.writes, []);
+  deepStrictEqual(controller.desiredClasses(), []);
+});
+
+Deno.test("a conflict is retried (the informer's event brings the new resourceVersion)", async () => {
+  const { controller, record, echoes } = world({
+    objects: [capacityObject("csisc-a")],
+    answers: [answer(1n * GiB)],
+    update: "conflict",
+  });
+  strictEqual((await controller.sync("fast", never)).kind, "retry");
+  deepStrictEqual(record.writes, ["update csisc-a@10 1Gi"]);
+  strictEqual(echoes.outstanding("fast"), 0);
+});
+
+Deno.test("the Node owner is gone: nothing is created, retried later", async () => {
+  const { controller, record } = world({
+    owner: { current: () => NODE_OWNER, confirm: () => Promise.resolve("gone") },
+  });
+  strictEqual((await controller.sync("fast", never)).kind, "retry");
+  deepStrictEqual(record.writes, []);
+});
+
+Deno.test("a write the informer never delivers does not block the worker for ever", async () => {
+  const { controller, record } = world({ echo: false });
+  const started = performance.now();
+  deepStrictEqual(await controller.sync("fast", never), { kind: "done" });
+  ok(performance.now() - started >= 150, "waited for the echo");
+  deepStrictEqual(record.writes, ["create csisc-1 10Gi"]);
+});
+
+Deno.test("goal, current and obsolete count as upstream's gauges", async () => {
+  const { controller, registry } = world({
+    classes: [storageClass("fast"), storageClass("slow")],
+    objects: [
+      capacityObject("csisc-a"),
+      capacityObject("csisc-stale", { segment: { [TOPOLOGY_KEY]: "old" } }),
+      capacityObject("csisc-gone-class", { storageClassName: "deleted" }),
+    ],
+  });
+  strictEqual(controller.goal(), 2);
+  strictEqual(controller.current(), 1);
+  strictEqual(controller.obsolete(), 2);
+  deepStrictEqual(controller.allKeys().sort(), ["deleted", "fast", "slow"]);
+  const text = await registry.metrics();
+  ok(text.includes("csistoragecapacities_desired_goal 2"));
+  ok(text.includes("csistoragecapacities_desired_current 1"));
+  ok(text.includes("csistoragecapacities_obsolete 2"));
+});
+
+Deno.test("a write that waited for the budget carries the capacity read after the wait", async () => {
+  let clock = 0;
+  const { controller, record } = world({
+    objects: [capacityObject("csisc-a")],
+    answers: [answer(9n * GiB), answer(7n * GiB)],
+    // One second for the next write slot (QPS 1), during which another volume was created.
+    budget: {
+      take: () => {
+        clock += 1000;
+        return Promise.resolve(true);
+      },
+    },
+    now: () => clock,
+  });
+  await controller.sync("fast", never);
+  strictEqual(record.requests.length, 2);
+  deepStrictEqual(record.writes, ["update csisc-a@10 7Gi"]);
+});
+
+Deno.test("no write, no wait: the budget is only taken for writes, one per write", async () => {
+  let taken = 0;
+  const { controller, record } = world({
+    objects: [
+      capacityObject("csisc-a"),
+      capacityObject("csisc-dup", { created: "2026-01-02T00:00:00Z" }),
+    ],
+    answers: [answer(10n * GiB)],
+    budget: {
+      take: () => {
+        taken++;
+        return Promise.resolve(true);
+      },
+    },
+  });
+  await controller.sync("fast", never);
+  deepStrictEqual(record.writes, ["delete csisc-dup"]);
+  strictEqual(taken, 1);
+  await controller.sync("fast", never);
+  strictEqual(taken, 1, "nothing to write the second time");
+  strictEqual(record.requests.length, 2, "the budget was free: no second read");
+});

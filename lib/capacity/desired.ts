@@ -1,0 +1,88 @@
+/**
+ * Which objects should exist (reference §5.2, §5.6): one per StorageClass of
+ * this driver and the node's one segment, leaving out Immediate classes
+ * unless --capacity-for-immediate-binding; and what GetCapacity is asked for
+ * each of them (§5.4).
+ */
+import type { GetCapacityRequest, GetCapacityResponse, Segments } from "../csi/types.ts";
+import type { StorageClass } from "../kube/objects.ts";
+
+/** Which classes get capacity objects. */
+export interface DesiredOptions {
+  driverName: string;
+  /** --capacity-for-immediate-binding */
+  immediateBinding: boolean;
+}
+
+/** Keys with this prefix are for the provisioner, not for the driver. */
+const RESERVED_PREFIX = "csi.storage.k8s.io/";
+
+/**
+ * Whether the class gets an object. As upstream: the class's provisioner is
+ * this driver, and Immediate classes only with the flag; a class without a
+ * binding mode (the API server defaults it, so only a hand-made cache entry
+ * lacks one) counts as not Immediate. allowedTopologies is ignored.
+ */
+export function isDesiredClass(
+  storageClass: StorageClass | undefined,
+  options: DesiredOptions,
+): storageClass is StorageClass {
+  if (storageClass === undefined || storageClass.provisioner !== options.driverName) return false;
+  return options.immediateBinding || storageClass.volumeBindingMode !== "Immediate";
+}
+
+/** Names of the classes that get objects, sorted. */
+export function desiredClassNames(
+  classes: readonly StorageClass[],
+  options: DesiredOptions,
+): string[] {
+  return classes.filter((candidate) => isDesiredClass(candidate, options))
+    .map((candidate) => candidate.metadata.name)
+    .sort();
+}
+
+/**
+ * The GetCapacity request for a class on this node: the class parameters,
+ * the segment as accessible_topology, no volume capabilities (upstream since
+ * v5.0.0: capacity is assumed not to depend on them).
+ *
+ * Differs from upstream on purpose (quirk 7 of §11.3): the reserved
+ * `csi.storage.k8s.io/*` keys (secret names, fstype) are removed, as they
+ * are from CreateVolume, so the driver sees the same parameters in both
+ * calls; upstream passes them through, which makes a driver that validates
+ * its parameters fail every GetCapacity of a class with a secret.
+ */
+export function getCapacityRequest(
+  storageClass: StorageClass,
+  segment: Segments,
+): GetCapacityRequest {
+  const parameters: Record<string, string> = {};
+  for (const [key, value] of Object.entries(storageClass.parameters ?? {})) {
+    if (!key.startsWith(RESERVED_PREFIX)) parameters[key] = value;
+  }
+  return {
+    volume_capabilities: [],
+    parameters,
+    accessible_topology: { segments: { ...segment } },
+  };
+}
+
+/** What GetCapacity answered, as byte counts. */
+export interface ObservedCapacity {
+  availableBytes: bigint;
+  /** Absent when the driver did not set maximum_volume_size. */
+  maximumVolumeSizeBytes?: bigint;
+}
+
+/** Reads the response: int64 fields arrive as decimal strings. */
+export function observedCapacity(response: GetCapacityResponse): ObservedCapacity {
+  const observed: ObservedCapacity = { availableBytes: toBigInt(response.available_capacity) };
+  if (response.maximum_volume_size !== null) {
+    observed.maximumVolumeSizeBytes = toBigInt(response.maximum_volume_size.value);
+  }
+  return observed;
+}
+
+function toBigInt(text: string): bigint {
+  return /^-?\d+$/.test(text) ? BigInt(text) : 0n;
+}

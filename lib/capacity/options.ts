@@ -1,0 +1,74 @@
+/**
+ * The capacity publisher's options, from the flags and the driver's answers
+ * at start-up, and the start-up refusals. Pure, so that the mapping is
+ * tested on its own.
+ */
+import type { Config } from "../config/types.ts";
+import type { DriverInfo } from "../csi/handshake.ts";
+import type { Segments } from "../csi/types.ts";
+import type { DesiredOptions } from "./desired.ts";
+import { capacityLabels, labelSelector } from "./labels.ts";
+import type { OwnerChoice } from "./owner_lookup.ts";
+import { sortedSegment } from "./segment.ts";
+
+/** Everything the capacity parts are configured with. */
+export interface CapacityOptions {
+  desired: DesiredOptions;
+  nodeName: string;
+  /** NAMESPACE: where the objects live. */
+  namespace: string;
+  /** The node's segment from NodeGetInfo, keys sorted. */
+  segment: Segments;
+  labels: Record<string, string>;
+  /** The informer's label selector. */
+  labelSelector: string;
+  owner: OwnerChoice;
+  workers: number;
+  pollIntervalMs: number;
+  retry: { startMs: number; maxMs: number };
+  /** The separate client for the writes. */
+  client: { qps: number; burst: number };
+}
+
+/** Maps configuration and driver facts to the options. */
+export function capacityOptions(config: Config, driver: DriverInfo): CapacityOptions {
+  const labels = capacityLabels(driver.name, config.nodeName);
+  return {
+    desired: { driverName: driver.name, immediateBinding: config.capacityForImmediateBinding },
+    nodeName: config.nodeName,
+    namespace: config.namespace,
+    segment: sortedSegment(driver.segment),
+    labels,
+    labelSelector: labelSelector(labels),
+    owner: ownerChoice(config),
+    workers: config.capacityThreads,
+    pollIntervalMs: config.capacityPollIntervalMs,
+    retry: { startMs: config.retryIntervalStartMs, maxMs: config.retryIntervalMaxMs },
+    client: { qps: config.kubeApiCapacityQps, burst: config.kubeApiCapacityBurst },
+  };
+}
+
+/** --capacity-owner-node wins over --capacity-ownerref-level. */
+export function ownerChoice(config: Config): OwnerChoice {
+  if (config.capacityOwnerNode) return { kind: "node", nodeName: config.nodeName };
+  if (config.capacityOwnerrefLevel < 0) return { kind: "none" };
+  return {
+    kind: "pod",
+    namespace: config.namespace,
+    podName: config.podName,
+    level: config.capacityOwnerrefLevel,
+  };
+}
+
+/**
+ * Why the driver cannot publish capacity, if it cannot. Upstream does not
+ * check and then fails every GetCapacity, forever, with retries.
+ */
+export function capacityDriverProblem(driver: DriverInfo): string | undefined {
+  if (driver.controllerCapabilities.has("GET_CAPACITY")) return undefined;
+  return `--enable-capacity is set but CSI driver ${driver.name} does not report the GET_CAPACITY controller capability: it cannot report capacity. Remove --enable-capacity (and set storageCapacity: false in its CSIDriver object), or use a driver version that implements GetCapacity`;
+}
+
+/** The message for an API server without storage.k8s.io/v1 CSIStorageCapacity. */
+export const CAPACITY_API_MISSING =
+  "--enable-capacity needs the storage.k8s.io/v1 CSIStorageCapacity API (Kubernetes 1.24 or newer), and the API server does not serve it: upgrade Kubernetes, or remove --enable-capacity";

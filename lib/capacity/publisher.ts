@@ -1,0 +1,177 @@
+/**
+ * The capacity publisher: the controller's work queue (one key per
+ * StorageClass, so any number of refresh requests for a class while it waits
+ * is one GetCapacity and at most one write), its workers, the poll, the
+ * informer handlers, the refresh port provisioning calls, and readiness
+ * until every desired object was published once.
+ */
+import type { CacheChange } from "../kube/informer.ts";
+import type { StorageClass } from "../kube/objects.ts";
+import type { StorageCapacity } from "../kube/storage_capacity.ts";
+import type { Logger } from "../log/logger.ts";
+import type { CapacityRefresh } from "../provision/ports.ts";
+import type { WorkQueue } from "../queue/work_queue.ts";
+import { type HandleOutcome, runWorkers } from "../queue/workers.ts";
+import { sleep } from "../runtime/sleep.ts";
+import type { WriteEchoes } from "./echoes.ts";
+
+/** An informer as the publisher uses it. */
+export interface WatchedCache<T> {
+  onChange(handler: (change: CacheChange<T>) => void): void;
+  hasSynced(): boolean;
+}
+
+/** The controller as the publisher drives it. */
+export interface CapacitySyncer {
+  sync(className: string, signal: AbortSignal): Promise<HandleOutcome>;
+  desiredClasses(): string[];
+  allKeys(): string[];
+}
+
+/** What the publisher is given. */
+export interface CapacityPublisherDeps {
+  controller: CapacitySyncer;
+  queue: WorkQueue;
+  /** The StorageClass informer (shared with provisioning, run by its owner). */
+  classes: WatchedCache<StorageClass>;
+  /** This node's objects; run by the publisher. */
+  objects: WatchedCache<StorageCapacity> & { run(signal: AbortSignal): Promise<void> };
+  echoes: WriteEchoes;
+  /** Readiness of the "capacity" condition. */
+  ready?: (state: true | string) => void;
+  /** Frees what the parts hold (timers) once the publisher has stopped. */
+  release?: () => void;
+  logger: Logger;
+}
+
+/** How it runs. */
+export interface CapacityPublisherOptions {
+  driverName: string;
+  /** --capacity-threads */
+  workers: number;
+  /** --capacity-poll-interval */
+  pollIntervalMs: number;
+}
+
+const SYNC_CHECK_MS = 50;
+
+/** Publishes this node's CSIStorageCapacity objects until stopped. */
+export class CapacityPublisher implements CapacityRefresh {
+  readonly #deps: CapacityPublisherDeps;
+  readonly #options: CapacityPublisherOptions;
+  /** Desired classes not yet published since start-up (readiness). */
+  #unpublished: Set<string> | undefined;
+
+  /** Registers the informer handlers: create it before the informers run. */
+  constructor(deps: CapacityPublisherDeps, options: CapacityPublisherOptions) {
+    this.#deps = deps;
+    this.#options = options;
+    deps.classes.onChange((change) => this.#onClassChange(change));
+    deps.objects.onChange((change) => this.#onObjectChange(change));
+  }
+
+  /**
+   * After a provision (or delete) in `storageClassName`: that class first,
+   * then every other desired class, because classes may share a pool and in
+   * node mode they all share the one segment (upstream refreshes every item
+   * of the PV's segment). Cheap: each class is one key in the queue.
+   */
+  refresh(storageClassName: string): void {
+    this.#deps.queue.add(storageClassName);
+    this.refreshAll();
+  }
+
+  /** Every desired class: when the driver's pools may have changed (CreateVolume, DeleteVolume). */
+  refreshAll(): void {
+    for (const className of this.#deps.controller.desiredClasses()) {
+      this.#deps.queue.add(className);
+    }
+  }
+
+  /** Runs the object informer, then the workers and the poll, until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const informer = this.#deps.objects.run(signal);
+    try {
+      if (!(await this.#waitForSync(signal))) return;
+      this.#unpublished = new Set(this.#deps.controller.desiredClasses());
+      this.#updateReadiness();
+      this.#deps.logger.notice(
+        { storageClasses: [...this.#unpublished] },
+        "Publishing CSIStorageCapacity for this node",
+      );
+      // The poll's first round is queued before a worker takes a key: one sync per class at start.
+      const poll = this.#poll(signal);
+      await Promise.all([
+        runWorkers(this.#deps.queue, {
+          workers: this.#options.workers,
+          signal,
+          logger: this.#deps.logger,
+          handle: (key, workerSignal) => this.#handle(key, workerSignal),
+        }),
+        poll,
+      ]);
+    } finally {
+      this.#deps.queue.shutDown();
+      await informer;
+      this.#deps.release?.();
+    }
+  }
+
+  async #handle(className: string, signal: AbortSignal): Promise<HandleOutcome> {
+    const outcome = await this.#deps.controller.sync(className, signal);
+    if (outcome.kind === "done" && this.#unpublished?.delete(className)) this.#updateReadiness();
+    return outcome;
+  }
+
+  #updateReadiness(): void {
+    const left = [...(this.#unpublished ?? [])];
+    if (left.length === 0) this.#deps.ready?.(true);
+    else this.#deps.ready?.(`CSIStorageCapacity not yet published for ${left.join(", ")}`);
+  }
+
+  /** Every --capacity-poll-interval, starting now, as upstream's poll. */
+  async #poll(signal: AbortSignal): Promise<void> {
+    do {
+      for (const key of this.#deps.controller.allKeys()) this.#deps.queue.add(key);
+    } while (await sleep(this.#options.pollIntervalMs, signal));
+  }
+
+  async #waitForSync(signal: AbortSignal): Promise<boolean> {
+    while (!(this.#deps.classes.hasSynced() && this.#deps.objects.hasSynced())) {
+      if (!(await sleep(SYNC_CHECK_MS, signal))) return false;
+    }
+    return true;
+  }
+
+  #onClassChange(change: CacheChange<StorageClass>): void {
+    const driver = this.#options.driverName;
+    if (change.old?.provisioner === driver || change.new?.provisioner === driver) {
+      this.#deps.queue.add(change.key);
+    }
+  }
+
+  /** Someone else's change (not the echo of a write of ours) is work for its class. */
+  #onObjectChange(change: CacheChange<StorageCapacity>): void {
+    const classes = new Set(
+      [change.old?.storageClassName, change.new?.storageClassName].filter((name) =>
+        name !== undefined
+      ),
+    );
+    for (const className of classes) {
+      if (!this.#deps.echoes.observe(className)) this.#deps.queue.add(className);
+    }
+  }
+}
+
+/**
+ * The driver's pools may have changed once CreateVolume or DeleteVolume has
+ * answered, whatever the answer: republish at once, before the PV is saved
+ * (upstream also refreshes when Provision returns, before the save; the
+ * provisioning controller's refresh after the save then finds nothing new).
+ */
+export function poolChanging<T>(
+  call: Promise<T>,
+  capacity: Pick<CapacityPublisher, "refreshAll"> | undefined,
+): Promise<T> {
+  return capacity === undefined ? call : call.finally(() => capacity.refreshAll());
+}

@@ -1,0 +1,95 @@
+import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadCredentials } from "./credentials.ts";
+
+function withDir(body: (dir: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const dir = mkdtempSync(join(tmpdir(), "creds-"));
+    try {
+      await body(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+function kubeconfig(user: Record<string, unknown>, cluster: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    "current-context": "ctx",
+    contexts: [{ name: "ctx", context: { cluster: "c", user: "u" } }],
+    clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443", ...cluster } }],
+    users: [{ name: "u", user }],
+  });
+}
+
+Deno.test(
+  "loadCredentials() reads a token kubeconfig with inline CA data",
+  withDir(async (dir) => {
+    const path = join(dir, "kubeconfig");
+    writeFileSync(
+      path,
+      kubeconfig({ token: "t0k" }, { "certificate-authority-data": btoa("PEM") }),
+    );
+    const credentials = await loadCredentials({ kubeconfig: path, master: "", env: {} });
+    strictEqual(credentials.server.href, "https://127.0.0.1:6443/");
+    deepStrictEqual(await credentials.headers(), { authorization: "Bearer t0k" });
+    strictEqual(String(credentials.tls.ca), "PEM");
+    strictEqual(credentials.tls.rejectUnauthorized, true);
+  }),
+);
+
+Deno.test(
+  "loadCredentials() reads YAML, relative certificate files and --master",
+  withDir(async (dir) => {
+    writeFileSync(join(dir, "client.crt"), "CERT");
+    writeFileSync(join(dir, "client.key"), "KEY");
+    const path = join(dir, "config.yaml");
+    writeFileSync(
+      path,
+      [
+        "current-context: ctx",
+        "contexts: [{name: ctx, context: {cluster: c, user: u}}]",
+        "clusters: [{name: c, cluster: {server: 'https://10.0.0.1', insecure-skip-tls-verify: true}}]",
+        "users: [{name: u, user: {client-certificate: client.crt, client-key: client.key}}]",
+      ].join("\n"),
+    );
+    const credentials = await loadCredentials({
+      kubeconfig: path,
+      master: "https://10.0.0.2:8443",
+      env: {},
+    });
+    strictEqual(credentials.server.host, "10.0.0.2:8443");
+    strictEqual(String(credentials.tls.cert), "CERT");
+    strictEqual(String(credentials.tls.key), "KEY");
+    strictEqual(credentials.tls.rejectUnauthorized, false);
+    deepStrictEqual(await credentials.headers(), {});
+  }),
+);
+
+Deno.test(
+  "loadCredentials() reads a token file, so a rotated ServiceAccount token is picked up",
+  withDir(async (dir) => {
+    writeFileSync(join(dir, "token"), "first\n");
+    const path = join(dir, "kubeconfig");
+    writeFileSync(path, kubeconfig({ tokenFile: "token" }));
+    const credentials = await loadCredentials({ kubeconfig: path, master: "", env: {} });
+    deepStrictEqual(await credentials.headers(), { authorization: "Bearer first" });
+  }),
+);
+
+Deno.test(
+  "loadCredentials() names what is missing",
+  withDir(async (dir) => {
+    const path = join(dir, "kubeconfig");
+    writeFileSync(path, JSON.stringify({ "current-context": "nope", contexts: [] }));
+    await rejects(loadCredentials({ kubeconfig: path, master: "", env: {} }), {
+      message: `kubeconfig ${path}: no current context "nope"`,
+    });
+    await rejects(loadCredentials({ kubeconfig: "", master: "", env: {} }), {
+      message:
+        "no Kubernetes configuration: set --kubeconfig (or KUBECONFIG) or --master, or run in a pod",
+    });
+  }),
+);

@@ -1,0 +1,179 @@
+/**
+ * CSIStorageCapacity (storage.k8s.io/v1) as the capacity publisher keeps and
+ * writes it: the trimmed shape its informer caches, and the three writes it
+ * makes. Writes return what the API server answered as values where the
+ * answer is expected (NotFound, Conflict); anything else is thrown as
+ * KubeApiError for the caller's retry.
+ */
+import type { RawObject } from "./informer.ts";
+import { hasStatus, type KubeRest } from "./rest.ts";
+
+export const STORAGE_CAPACITY_API_VERSION = "storage.k8s.io/v1";
+
+/** An owner reference as the API carries it. */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** A label selector; CSIStorageCapacity.nodeTopology. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/** CSIStorageCapacity (trimmed when cached; complete enough to create). */
+export interface StorageCapacity {
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    resourceVersion: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    ownerReferences?: OwnerReference[];
+  };
+  storageClassName: string;
+  nodeTopology?: LabelSelector;
+  /** A Kubernetes quantity, e.g. "10Gi". */
+  capacity?: string;
+  maximumVolumeSize?: string;
+}
+
+/** What a new object is made of; the API server picks the name from `generateName`. */
+export interface NewStorageCapacity {
+  metadata: {
+    generateName: string;
+    labels: Record<string, string>;
+    ownerReferences?: OwnerReference[];
+  };
+  storageClassName: string;
+  nodeTopology: LabelSelector;
+  capacity: string;
+  maximumVolumeSize?: string;
+}
+
+/** The fields an update changes; `null` removes maximumVolumeSize. */
+export interface StorageCapacityChange {
+  capacity: string;
+  maximumVolumeSize: string | null;
+  ownerReferences?: OwnerReference[];
+}
+
+/** Collection path of the objects in a namespace. */
+export function storageCapacityPath(namespace: string): string {
+  return `/apis/storage.k8s.io/v1/namespaces/${namespace}/csistoragecapacities`;
+}
+
+/** Keeps what the publisher reads; the informer's label selector already chose the objects. */
+export function trimStorageCapacity(raw: RawObject): StorageCapacity {
+  const source = raw as unknown as StorageCapacity;
+  const meta = source.metadata;
+  const metadata: StorageCapacity["metadata"] = {
+    name: meta.name,
+    namespace: meta.namespace,
+    uid: meta.uid,
+    resourceVersion: meta.resourceVersion,
+  };
+  if (meta.creationTimestamp !== undefined) metadata.creationTimestamp = meta.creationTimestamp;
+  if (meta.deletionTimestamp !== undefined) metadata.deletionTimestamp = meta.deletionTimestamp;
+  if (meta.labels !== undefined) metadata.labels = meta.labels;
+  if (meta.ownerReferences !== undefined) metadata.ownerReferences = meta.ownerReferences;
+  const trimmed: StorageCapacity = { metadata, storageClassName: source.storageClassName };
+  if (source.nodeTopology !== undefined) trimmed.nodeTopology = source.nodeTopology;
+  if (source.capacity !== undefined) trimmed.capacity = source.capacity;
+  if (source.maximumVolumeSize !== undefined) {
+    trimmed.maximumVolumeSize = source.maximumVolumeSize;
+  }
+  return trimmed;
+}
+
+/** Creates the object; resolves to its name and resourceVersion. */
+export async function createStorageCapacity(
+  rest: KubeRest,
+  target: { namespace: string; object: NewStorageCapacity },
+  signal?: AbortSignal,
+): Promise<{ name: string; resourceVersion: string }> {
+  const created = await rest.request<StorageCapacity>({
+    method: "POST",
+    path: storageCapacityPath(target.namespace),
+    body: {
+      apiVersion: STORAGE_CAPACITY_API_VERSION,
+      kind: "CSIStorageCapacity",
+      ...target.object,
+    },
+    ...(signal === undefined ? {} : { signal }),
+  });
+  return { name: created.metadata.name, resourceVersion: created.metadata.resourceVersion };
+}
+
+/**
+ * Changes capacity, maximumVolumeSize and owners with a JSON merge patch
+ * that carries the cached resourceVersion: the API server refuses it with
+ * 409 when the object changed since (upstream's Update of the cached copy,
+ * without sending back fields this agent does not cache).
+ */
+export async function updateStorageCapacity(
+  rest: KubeRest,
+  target: {
+    namespace: string;
+    name: string;
+    resourceVersion: string;
+    change: StorageCapacityChange;
+  },
+  signal?: AbortSignal,
+): Promise<"updated" | "conflict" | "gone"> {
+  const { change } = target;
+  try {
+    await rest.request({
+      method: "PATCH",
+      path: `${storageCapacityPath(target.namespace)}/${target.name}`,
+      contentType: "application/merge-patch+json",
+      body: {
+        metadata: {
+          resourceVersion: target.resourceVersion,
+          ...(change.ownerReferences === undefined
+            ? {}
+            : { ownerReferences: change.ownerReferences }),
+        },
+        capacity: change.capacity,
+        maximumVolumeSize: change.maximumVolumeSize,
+      },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return "updated";
+  } catch (error) {
+    if (hasStatus(error, 409)) return "conflict";
+    if (hasStatus(error, 404)) return "gone";
+    throw error;
+  }
+}
+
+/**
+ * Deletes the object with this UID. NotFound, and a UID precondition that no
+ * longer holds (409: the name now belongs to another object), both mean the
+ * object meant is gone.
+ */
+export async function deleteStorageCapacity(
+  rest: KubeRest,
+  target: { namespace: string; name: string; uid: string },
+  signal?: AbortSignal,
+): Promise<"deleted" | "gone"> {
+  try {
+    await rest.request({
+      method: "DELETE",
+      path: `${storageCapacityPath(target.namespace)}/${target.name}`,
+      body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: target.uid } },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return "deleted";
+  } catch (error) {
+    if (hasStatus(error, 404) || hasStatus(error, 409)) return "gone";
+    throw error;
+  }
+}
