@@ -14,11 +14,10 @@ import { managedByLabel } from "../../lib/capacity/labels.ts";
 import { parseQuantity } from "../../lib/kube/quantity.ts";
 import type { AgentRbac } from "../cluster/cluster.ts";
 import { TEST_TOPOLOGY_KEY } from "../cluster/nodes.ts";
-import { freeLoopbackPort } from "../cluster/ports.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { SELECTED_NODE, waitForClaimBound } from "../cluster/workloads.ts";
-import { waitForReady } from "./support.ts";
+import { startOurAgents } from "./support.ts";
 
 export const MANAGED_BY = "csi.storage.k8s.io/managed-by";
 
@@ -39,24 +38,16 @@ export const CAPACITY_ARGS: readonly string[] = [
  * `args`, upstream's RBAC by default, and its own metrics port; resolves to
  * the agents' URLs once each is ready (which includes its first publish).
  */
-export async function startCapacityAgents(
+export function startCapacityAgents(
   cluster: RunningCluster,
   options: { args?: string[]; nodes?: string[]; rbac?: AgentRbac; env?: Record<string, string> } =
     {},
 ): Promise<Map<string, string>> {
-  const urls = new Map<string, string>();
-  for (const node of options.nodes ?? cluster.nodes.map((candidate) => candidate.name)) {
-    const port = freeLoopbackPort();
-    await cluster.startAgent(node, {
-      kind: "ours",
-      rbac: options.rbac ?? "upstream",
-      args: [`--http-endpoint=127.0.0.1:${port}`, ...CAPACITY_ARGS, ...(options.args ?? [])],
-      ...(options.env ? { env: options.env } : {}),
-    });
-    urls.set(node, `http://127.0.0.1:${port}`);
-  }
-  await Promise.all([...urls.values()].map((url) => waitForReady(url)));
-  return urls;
+  return startOurAgents(cluster, {
+    ...options,
+    rbac: options.rbac ?? "upstream",
+    args: [...CAPACITY_ARGS, ...(options.args ?? [])],
+  });
 }
 
 /** Every CSIStorageCapacity in the agents' namespace. */

@@ -9,6 +9,7 @@ import {
   setHeaderOptions,
   type V1PersistentVolumeClaim,
 } from "@kubernetes/client-node";
+import type { AgentRbac } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
 import { waitFor } from "../cluster/wait.ts";
@@ -79,18 +80,24 @@ export async function waitForClaimEvent(
   });
 }
 
-/** Starts this project's agent on each node, with cluster-admin rights and its own metrics port. */
+/**
+ * Starts this project's agent on each node with its own metrics port (and
+ * cluster-admin rights unless `rbac` says otherwise); resolves to the agents'
+ * URLs once each answers /readyz.
+ */
 export async function startOurAgents(
   cluster: RunningCluster,
-  options: { args?: string[]; nodes?: string[] } = {},
+  options: { args?: string[]; nodes?: string[]; rbac?: AgentRbac; env?: Record<string, string> } =
+    {},
 ): Promise<Map<string, string>> {
   const urls = new Map<string, string>();
   for (const node of options.nodes ?? cluster.nodes.map((candidate) => candidate.name)) {
     const port = freeLoopbackPort();
     await cluster.startAgent(node, {
       kind: "ours",
-      rbac: "cluster-admin",
+      rbac: options.rbac ?? "cluster-admin",
       args: [`--http-endpoint=127.0.0.1:${port}`, ...(options.args ?? [])],
+      ...(options.env ? { env: options.env } : {}),
     });
     urls.set(node, `http://127.0.0.1:${port}`);
   }
