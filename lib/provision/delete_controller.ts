@@ -10,6 +10,7 @@ import type { PersistentVolume, SecretReference, StorageClass } from "../kube/ob
 import type { Logger } from "../log/logger.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import type { Segments } from "../csi/types.ts";
+import { PV_PROTECTION_FINALIZER } from "../kube/annotations.ts";
 import { decideDelete, type DeletionSecret, finalizerChange } from "./delete_decide.ts";
 import type { CapacityRefresh, Lookup } from "./ports.ts";
 
@@ -73,6 +74,12 @@ export class DeleteController {
   readonly #deps: DeleteControllerDeps;
   readonly #segment: Segments;
   readonly #refused = new Set<string>();
+  /**
+   * PVs (name → uid) whose volume this process deleted. Their next updates
+   * (deletion started, finalizer still in the cache) must not call
+   * DeleteVolume again; the entry goes when the PV leaves the cache.
+   */
+  readonly #deleted = new Map<string, string>();
 
   constructor(deps: DeleteControllerDeps, options: { segment: Segments }) {
     this.#deps = deps;
@@ -82,7 +89,11 @@ export class DeleteController {
   /** The worker pool's handler for one PV name. */
   async sync(name: string, signal: AbortSignal): Promise<HandleOutcome> {
     const pv = this.#deps.volumes.get(name);
-    if (pv === undefined) return DONE;
+    if (pv === undefined) {
+      this.#deleted.delete(name);
+      return DONE;
+    }
+    if (this.#deleted.get(name) === pv.metadata.uid) return await this.#removeObject(pv, signal);
     const change = finalizerChange(pv);
     if (change !== "none") {
       const outcome = await this.#deps.api.patchFinalizer(name, change, signal);
@@ -149,13 +160,28 @@ export class DeleteController {
     } catch (error) {
       return this.#failed(pv, (error as Error).message);
     }
-    await this.#deps.api.deletePersistentVolume(name, signal);
-    await this.#deps.api.patchFinalizer(name, "remove", signal);
+    this.#deleted.set(name, pv.metadata.uid ?? "");
     const seconds = (performance.now() - started) / 1000;
     this.#deps.metrics.deleted(decision.storageClassName, seconds);
     this.#deps.capacity?.refresh(decision.storageClassName);
     this.#refused.delete(name);
     this.#deps.logger.info({ pv: name, volumeId: decision.volumeId, seconds }, "Deleted volume");
+    return await this.#removeObject(pv, signal);
+  }
+
+  /**
+   * After DeleteVolume: delete the PV object, then drop our finalizer. Also
+   * what a retry (or a stale cache entry) of a deleted volume does, so that
+   * DeleteVolume is never sent twice for it.
+   */
+  async #removeObject(pv: PersistentVolume, signal: AbortSignal): Promise<HandleOutcome> {
+    const name = pv.metadata.name;
+    if (pv.metadata.deletionTimestamp === undefined) {
+      await this.#deps.api.deletePersistentVolume(name, signal);
+    }
+    if (pv.metadata.finalizers?.includes(PV_PROTECTION_FINALIZER) ?? true) {
+      await this.#deps.api.patchFinalizer(name, "remove", signal);
+    }
     return DONE;
   }
 

@@ -48,7 +48,7 @@ function pv(options: {
 }
 
 function world(
-  volume: PersistentVolume,
+  initial: PersistentVolume,
   options: { attachedTo?: string; deleteFails?: CsiError } = {},
 ) {
   const record = {
@@ -58,8 +58,9 @@ function world(
     metrics: [] as string[],
     refreshed: [] as string[],
   };
+  let volume: PersistentVolume | undefined = initial;
   const controller = new DeleteController({
-    volumes: { get: (name) => (name === volume.metadata.name ? volume : undefined) },
+    volumes: { get: (name) => (name === volume?.metadata.name ? volume : undefined) },
     classes: { get: () => undefined },
     api: {
       patchFinalizer: (name, change) => {
@@ -91,7 +92,11 @@ function world(
     capacity: { refresh: (sc) => record.refreshed.push(sc) },
     logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
   }, { segment: { [KEY]: "node-a" } });
-  return { record, sync: () => controller.sync("pvc-1", new AbortController().signal) };
+  return {
+    record,
+    sync: () => controller.sync("pvc-1", new AbortController().signal),
+    update: (next: PersistentVolume | undefined) => (volume = next),
+  };
 }
 
 Deno.test("a Released PV of this node: DeleteVolume, then the PV, then the finalizer; metric and capacity refresh", async () => {
@@ -160,4 +165,25 @@ Deno.test("an unreadable deletion secret is reported and the volume deleted with
   const withSecret = world(pv({ secret: "creds" }));
   await withSecret.sync();
   deepStrictEqual(withSecret.record.deleted[0]?.secrets, { key: "v" });
+});
+
+Deno.test("a deleted volume's later updates never send DeleteVolume again", async () => {
+  const deleted = pv();
+  const w = world(deleted);
+  await w.sync();
+  // The cache catches up in steps: deletion started, finalizer still there; then gone.
+  w.update({
+    ...deleted,
+    metadata: { ...deleted.metadata, deletionTimestamp: "2026-11-21T00:00:00Z" },
+  });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  w.update(undefined);
+  await w.sync();
+  strictEqual(w.record.deleted.length, 1);
+  deepStrictEqual(w.record.calls, [
+    "delete pvc-1",
+    "finalizer remove pvc-1",
+    "finalizer remove pvc-1",
+  ]);
+  deepStrictEqual(w.record.metrics, ["deleted fast"], "counted once");
 });
