@@ -1,10 +1,12 @@
 /**
  * Everything the tests need that is not in the repository, built or found:
- * the compiled agent (dist/csi-node-provisioner) and the real Kubernetes
- * components of tests/cluster (built once from the Go module proxy and cached
- * outside the repository). `deno task test` runs this before `deno test`.
+ * the compiled agent (dist/csi-node-provisioner), the real Kubernetes
+ * components of tests/cluster and helm for deploy/helm (both built once from
+ * the Go module proxy and cached outside the repository). `deno task test`
+ * runs this before `deno test`.
  */
 import { ensureClusterBinaries } from "./cluster/build.ts";
+import { ensureHelm } from "./cluster/helm_build.ts";
 
 async function compileAgent(): Promise<void> {
   const started = performance.now();
@@ -24,4 +26,5 @@ if (import.meta.main) {
   console.log(
     `prepare: cluster binaries ready in ${binaries.kubeApiserver.replace(/\/[^/]+$/, "")}`,
   );
+  console.log(`prepare: helm ready at ${await ensureHelm()}`);
 }

@@ -7,6 +7,7 @@
 
 import { resolve } from "node:path";
 import { type AgentKind } from "./agents.ts";
+import type { AuditLogOptions } from "./audit.ts";
 import { type ClusterBinaries, ensureClusterBinaries } from "./build.ts";
 import { RunningCluster } from "./running_cluster.ts";
 import { startControlPlane } from "./control_plane.ts";
@@ -16,7 +17,7 @@ import { clientsFromKubeconfig } from "./kubeconfig.ts";
 import { ProcessGroup } from "./process.ts";
 
 export type { Cluster, ClusterNode, StartAgentOptions } from "./running_cluster.ts";
-export type { AgentKind, DriverKind, DriverOptions, IdentityRef };
+export type { AgentKind, AuditLogOptions, DriverKind, DriverOptions, IdentityRef };
 
 /** What a default agent identity is allowed to do. */
 export type AgentRbac = "upstream" | "cluster-admin" | "none";
@@ -52,6 +53,11 @@ export interface ClusterOptions {
   log?: (line: string) => void;
   /** -v of the Kubernetes components. Default 1. */
   verbosity?: number;
+  /**
+   * kube-apiserver's audit log (Metadata level) of these users' requests, in
+   * DIR/logs/audit.log (RunningCluster.auditLogPath). Default off.
+   */
+  auditLog?: AuditLogOptions;
   /** Skip ensureClusterBinaries(). */
   binaries?: ClusterBinaries;
 }
@@ -85,6 +91,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
       group,
       dir,
       ...(options.verbosity === undefined ? {} : { verbosity: options.verbosity }),
+      ...(options.auditLog ? { auditLog: options.auditLog } : {}),
       ...(signal ? { signal } : {}),
     });
     const cluster = new RunningCluster({

@@ -6,6 +6,7 @@
  */
 
 import { join } from "node:path";
+import { auditFlags, type AuditLogOptions } from "./audit.ts";
 import type { ClusterBinaries } from "./build.ts";
 import { httpReady, startComponent } from "./component.ts";
 import { writeKubeconfig } from "./kubeconfig.ts";
@@ -20,6 +21,8 @@ export interface ControlPlane {
   pki: ControlPlanePki;
   adminKubeconfigPath: string;
   etcdUrl: string;
+  /** DIR/logs/audit.log when the audit log is on. */
+  auditLogPath?: string;
   /** ms from the first spawn to each component's readiness. */
   timings: Record<string, number>;
 }
@@ -31,6 +34,8 @@ export interface ControlPlaneOptions {
   dir: string;
   /** -v of the Kubernetes components. */
   verbosity?: number;
+  /** Turns kube-apiserver's audit log on (see audit.ts). Default off. */
+  auditLog?: AuditLogOptions;
   signal?: AbortSignal;
 }
 
@@ -70,7 +75,12 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const pki = await createControlPlanePki(join(dir, "pki"));
   const etcdUrl = await startEtcd(options);
   mark("etcd");
-  const { server, caPem } = await startApiserver(options, { pki, etcdUrl });
+  const audit = options.auditLog ? await auditFlags(dir, options.auditLog) : undefined;
+  const { server, caPem } = await startApiserver(options, {
+    pki,
+    etcdUrl,
+    extraArgs: audit?.args ?? [],
+  });
   mark("kube-apiserver");
   const adminKubeconfigPath = await writeKubeconfig(join(dir, "kubeconfig"), {
     server,
@@ -108,7 +118,15 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       extraArgs: [],
     }).then(() => mark("kube-scheduler")),
   ]);
-  return { server, caPem, pki, adminKubeconfigPath, etcdUrl, timings };
+  return {
+    server,
+    caPem,
+    pki,
+    adminKubeconfigPath,
+    etcdUrl,
+    timings,
+    ...(audit ? { auditLogPath: audit.logPath } : {}),
+  };
 }
 
 async function startEtcd(options: ControlPlaneOptions): Promise<string> {
@@ -137,7 +155,7 @@ async function startEtcd(options: ControlPlaneOptions): Promise<string> {
 
 async function startApiserver(
   options: ControlPlaneOptions,
-  deps: { pki: ControlPlanePki; etcdUrl: string },
+  deps: { pki: ControlPlanePki; etcdUrl: string; extraArgs: string[] },
 ): Promise<{ server: string; caPem: string }> {
   const { dir, group } = options;
   const certDir = join(dir, "pki", "kube-apiserver");
@@ -168,6 +186,7 @@ async function startApiserver(
       "--allow-privileged=true",
       "--profiling=false",
       `--v=${options.verbosity ?? 1}`,
+      ...deps.extraArgs,
     ],
     probe: async ([port]) => {
       caPem ??= await readGeneratedCa(certDir);

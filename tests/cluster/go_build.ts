@@ -18,6 +18,8 @@ export interface GoBuildOptions {
   packages: string[];
   /** Stamped with -ldflags -X so `--version` output is meaningful. */
   versions: { kubernetes: string; provisioner: string };
+  /** Replaces the -ldflags built from `versions` (for other tools modules, e.g. ../helm). */
+  ldflags?: string;
   env: Record<string, string | undefined>;
   onProgress: (progress: BuildProgress) => void;
   signal?: AbortSignal;
@@ -60,7 +62,7 @@ export async function runGoBuild(options: GoBuildOptions): Promise<void> {
       "build",
       "-v",
       "-buildvcs=false",
-      `-ldflags=${versionLdflags(options.versions)}`,
+      `-ldflags=${options.ldflags ?? versionLdflags(options.versions)}`,
       "-o",
       options.outDir + "/",
       ...options.packages,

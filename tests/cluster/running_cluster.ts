@@ -62,6 +62,8 @@ export class RunningCluster implements AsyncDisposable {
   readonly kubeconfigPath: string;
   readonly server: string;
   readonly caPem: string;
+  /** kube-apiserver's audit log, when ClusterOptions.auditLog turned it on. */
+  readonly auditLogPath: string | undefined;
   readonly admin: AdminClients;
   readonly binaries: ClusterBinaries;
   readonly driverName: string = TEST_DRIVER_NAME;
@@ -80,6 +82,7 @@ export class RunningCluster implements AsyncDisposable {
     this.kubeconfigPath = init.controlPlane.adminKubeconfigPath;
     this.server = init.controlPlane.server;
     this.caPem = init.controlPlane.caPem;
+    this.auditLogPath = init.controlPlane.auditLogPath;
     this.admin = init.admin;
     this.binaries = init.binaries;
     this.agentNamespace = init.options.agentNamespace ?? "csi-provisioner";

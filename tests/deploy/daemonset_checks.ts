@@ -1,0 +1,118 @@
+/**
+ * What a rendered deployment (kustomize or Helm) must hold for the agent to
+ * work and to be operated safely, as assertions shared by the manifest tests.
+ */
+
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { parseConfig } from "../../lib/config/config.ts";
+import { agentContainer, type K8sObject, theObject } from "./render.ts";
+
+interface Probe {
+  httpGet: { path: string; port: string | number };
+}
+
+interface AgentContainer {
+  args: string[];
+  env: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  ports: { name: string; containerPort: number }[];
+  livenessProbe: Probe;
+  readinessProbe: Probe;
+  resources: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext: Record<string, unknown>;
+  volumeMounts: { name: string; mountPath: string }[];
+}
+
+/** The agent's flags, parsed by the agent's own parser with downward-API-like values. */
+export function parseAgentArgs(args: string[]): ReturnType<typeof parseConfig> {
+  return parseConfig(args, { NODE_NAME: "node-a", NAMESPACE: "ns", POD_NAME: "pod-a" }, {
+    program: "csi-node-provisioner",
+  });
+}
+
+/** Everything the DaemonSet and its agent container must have; returns the container. */
+export function checkDaemonSet(objects: K8sObject[]): AgentContainer {
+  const daemonSet = theObject(objects, "DaemonSet");
+  const pod = (daemonSet.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+  const agent = agentContainer(daemonSet) as unknown as AgentContainer;
+  strictEqual(pod.priorityClassName, "system-node-critical");
+  deepStrictEqual(pod.tolerations, [{ operator: "Exists" }]);
+  deepStrictEqual((daemonSet.spec as { updateStrategy: unknown }).updateStrategy, {
+    type: "RollingUpdate",
+    rollingUpdate: { maxUnavailable: 1 },
+  });
+  const fieldPaths = Object.fromEntries(
+    agent.env.map((variable) => [variable.name, variable.valueFrom?.fieldRef?.fieldPath]),
+  );
+  deepStrictEqual(fieldPaths, {
+    NODE_NAME: "spec.nodeName",
+    NAMESPACE: "metadata.namespace",
+    POD_NAME: "metadata.name",
+  });
+  const parsed = parseAgentArgs(agent.args);
+  ok(parsed.kind === "run", `the agent refuses its flags: ${JSON.stringify(parsed)}`);
+  const config = parsed.config;
+  ok(config.enableCapacity, "capacity is published");
+  // The probes and the metrics port are the agent's --http-endpoint.
+  const port = agent.ports.find((candidate) => candidate.name === "metrics");
+  strictEqual(config.httpEndpoint, `:${port?.containerPort}`);
+  deepStrictEqual(agent.livenessProbe.httpGet, { path: "/healthz", port: "metrics" });
+  deepStrictEqual(agent.readinessProbe.httpGet, { path: "/readyz", port: "metrics" });
+  ok(agent.resources.requests?.cpu && agent.resources.requests.memory, "requests");
+  ok(agent.resources.limits?.memory, "a memory limit");
+  checkAgentSecurityContext(agent.securityContext);
+  // The CSI socket the agent dials is the driver's socket directory.
+  strictEqual(config.csiAddress, "/csi/csi.sock");
+  ok(agent.volumeMounts.some((mount) => mount.name === "socket-dir" && mount.mountPath === "/csi"));
+  checkDriverMatches(objects, daemonSet);
+  return agent;
+}
+
+/** Restricted, except the user (see deploy/daemonset.yaml: the socket is root's). */
+function checkAgentSecurityContext(context: Record<string, unknown>): void {
+  strictEqual(context.allowPrivilegeEscalation, false);
+  strictEqual(context.readOnlyRootFilesystem, true);
+  deepStrictEqual(context.capabilities, { drop: ["ALL"] });
+  deepStrictEqual(context.seccompProfile, { type: "RuntimeDefault" });
+  strictEqual(context.privileged, undefined);
+}
+
+/**
+ * The example driver's name is the CSIDriver's and the classes' provisioner,
+ * the classes wait for the first consumer, and the CSIDriver asks the
+ * scheduler to use the published capacity.
+ */
+function checkDriverMatches(objects: K8sObject[], daemonSet: K8sObject): void {
+  const driver = theObject(objects, "CSIDriver");
+  strictEqual((driver.spec as { storageCapacity: boolean }).storageCapacity, true);
+  const containers = (daemonSet.spec as {
+    template: { spec: { containers: { name: string; args: string[] }[] } };
+  }).template.spec.containers;
+  const hostpath = containers.find((container) => container.name === "hostpath");
+  ok(hostpath?.args.includes(`--drivername=${driver.metadata.name}`), "driver name");
+  const classes = objects.filter((object) => object.kind === "StorageClass");
+  ok(classes.length >= 1, "example StorageClasses");
+  for (const storageClass of classes) {
+    strictEqual(storageClass.provisioner, driver.metadata.name);
+    strictEqual(storageClass.volumeBindingMode, "WaitForFirstConsumer");
+  }
+}
+
+/** The ServiceAccount the pods run as is the subject of both bindings. */
+export function checkBindings(objects: K8sObject[]): void {
+  const daemonSet = theObject(objects, "DaemonSet");
+  const account = (daemonSet.spec as { template: { spec: { serviceAccountName: string } } })
+    .template.spec.serviceAccountName;
+  theObject(objects, "ServiceAccount", account);
+  for (const kind of ["ClusterRoleBinding", "RoleBinding"]) {
+    const binding = theObject(objects, kind) as K8sObject & {
+      subjects: { kind: string; name: string; namespace: string }[];
+      roleRef: { kind: string; name: string };
+    };
+    deepStrictEqual(binding.subjects, [{
+      kind: "ServiceAccount",
+      name: account,
+      namespace: daemonSet.metadata.namespace,
+    }]);
+    theObject(objects, binding.roleRef.kind, binding.roleRef.name);
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * deploy/'s RBAC, proven on a real API server: `kubectl kustomize deploy` is
+ * applied as is to tests/cluster (Namespace, ServiceAccount, roles and
+ * bindings, DaemonSet, CSIDriver, classes; the DaemonSet controller makes
+ * the pods, which no kubelet runs), and the compiled agent runs on each node
+ * with the DaemonSet's flags, its ServiceAccount's token and POD_NAME naming
+ * the DaemonSet's pod there. The Node owns the capacity objects
+ * (--capacity-owner-node, deploy/'s choice).
+ *
+ * The whole lifecycle must pass with nothing but those permissions: capacity
+ * published, a class added and removed (capacity created and deleted), a
+ * claim with a VolumeAttributesClass provisioned and bound, a claim sent
+ * back to the scheduler after a ResourceExhausted (selected-node removed)
+ * and then provisioned, a claim deleted while its CreateVolume timed out
+ * (read again, its volume deleted), and the volumes deleted. The driver has
+ * MODIFY_VOLUME and PUBLISH_UNPUBLISH_VOLUME, so the agent also reads
+ * VolumeAttributesClasses and watches VolumeAttachments. kube-apiserver's
+ * audit log then shows no refused request, every verb granted without a
+ * "Needed only" comment was used, and so were the conditional ones this
+ * lifecycle needs.
+ *
+ * The test driver (tests/csi_driver, test.csi.k8s.io) stands in for the
+ * hostpath plugin, which cannot be built here.
+ */
+
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { readAuditEvents } from "../cluster/audit.ts";
+import { ensureClusterBinaries } from "../cluster/build.ts";
+import { startCluster } from "../cluster/cluster.ts";
+import { TEST_DRIVER_NAME } from "../cluster/nodes.ts";
+import { freeLoopbackPort } from "../cluster/ports.ts";
+import type { RunningCluster } from "../cluster/running_cluster.ts";
+import { waitFor } from "../cluster/wait.ts";
+import { createNamespace } from "../cluster/workloads.ts";
+import {
+  applyObjects,
+  daemonSetPodsByNode,
+  deployedIdentity,
+  startDeployedAgent,
+  waitAgentReady,
+} from "../deploy/apply.ts";
+import { type AuditVerdict, auditVerdict, verdictTable } from "../deploy/audit_check.ts";
+import {
+  abandonTimedOutClaim,
+  addAndRemoveClass,
+  capacityOf,
+  checkCapacityOwners,
+  CLASS,
+  deleteAndWaitGone,
+  provisionOn,
+  WORKLOADS,
+} from "../deploy/lifecycle_steps.ts";
+import {
+  commentedRules,
+  type K8sObject,
+  RBAC_FILE,
+  renderKustomize,
+  theObject,
+} from "../deploy/render.ts";
+
+/** "Needed only" grants that this lifecycle needs: used, they are shown to be the right ones. */
+const CONDITIONAL_CALLS_USED = [
+  "patch persistentvolumeclaims",
+  "get persistentvolumeclaims",
+  "get storage.k8s.io/volumeattributesclasses",
+  "list storage.k8s.io/volumeattachments",
+  "watch storage.k8s.io/volumeattachments",
+  "patch events",
+];
+
+async function deployedCluster(): Promise<
+  { cluster: RunningCluster; objects: K8sObject[]; user: string }
+> {
+  const binaries = await ensureClusterBinaries();
+  const { objects } = await renderKustomize(binaries.kubectl);
+  const identity = deployedIdentity(objects);
+  const user = `system:serviceaccount:${identity.namespace}:${identity.serviceAccount}`;
+  const cluster = await startCluster({
+    binaries,
+    nodes: ["node-a", "node-b"],
+    driverOptions: {
+      capacity: { fast: "4Gi" },
+      // MODIFY_VOLUME and PUBLISH_UNPUBLISH_VOLUME make the agent use two "Needed only" grants:
+      // get on VolumeAttributesClasses and list/watch on VolumeAttachments.
+      controllerCapabilities: [
+        "CREATE_DELETE_VOLUME",
+        "GET_CAPACITY",
+        "MODIFY_VOLUME",
+        "PUBLISH_UNPUBLISH_VOLUME",
+      ],
+    },
+    agentNamespace: identity.namespace,
+    auditLog: { users: [user] },
+  });
+  try {
+    await applyObjects(cluster, objects);
+    await createNamespace(cluster.admin, WORKLOADS);
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+  return { cluster, objects, user };
+}
+
+async function startAgents(cluster: RunningCluster, objects: K8sObject[]): Promise<void> {
+  const pods = await daemonSetPodsByNode(cluster, theObject(objects, "DaemonSet"));
+  for (const node of cluster.nodes) {
+    const httpPort = freeLoopbackPort();
+    const agent = await startDeployedAgent(cluster, {
+      node: node.name,
+      objects,
+      podName: pods.get(node.name)!,
+      httpPort,
+    });
+    await waitAgentReady(`http://127.0.0.1:${httpPort}`, { agent });
+  }
+}
+
+async function lifecycle(cluster: RunningCluster): Promise<void> {
+  await checkCapacityOwners(cluster);
+  await addAndRemoveClass(cluster);
+  await cluster.admin.storage.createVolumeAttributesClass({
+    body: {
+      metadata: { name: "rbac-gold" },
+      driverName: TEST_DRIVER_NAME,
+      parameters: { iops: "5" },
+    },
+  });
+  const first = await provisionOn(cluster, "first", {
+    node: "node-a",
+    attributesClass: "rbac-gold",
+  });
+  await waitFor(
+    async () => String((await capacityOf(cluster, CLASS)).get("node-a")?.capacity) === "3Gi",
+    { description: "node-a's published capacity down to 3Gi" },
+  );
+  // Refused once: the agent removes selected-node, the scheduler picks node-b again.
+  await cluster.node("node-b").control.setFault({
+    method: "CreateVolume",
+    code: "RESOURCE_EXHAUSTED",
+    times: 1,
+  });
+  const second = await provisionOn(cluster, "second", { node: "node-b" });
+  await abandonTimedOutClaim(cluster, "node-a");
+  const volumes = [{ claim: "first", pv: first }, { claim: "second", pv: second }];
+  await deleteAndWaitGone(cluster, volumes);
+}
+
+/** The audit log read against deploy/rbac.yaml, printed as a table. */
+async function readVerdict(cluster: RunningCluster, user: string): Promise<AuditVerdict> {
+  const events = await readAuditEvents(cluster.auditLogPath!);
+  const rules = commentedRules(await Deno.readTextFile(RBAC_FILE));
+  const verdict = auditVerdict(rules, { events, user });
+  console.log(`\nAPI calls of ${user} (audit log):\n${verdictTable(verdict)}\n`);
+  return verdict;
+}
+
+Deno.test("deploy/'s RBAC is enough for the whole lifecycle, and every unconditional grant is used", async () => {
+  const { cluster, objects, user } = await deployedCluster();
+  try {
+    await startAgents(cluster, objects);
+    await lifecycle(cluster);
+    // A stopped agent has closed its watches: their audit events are complete.
+    for (const node of cluster.nodes) strictEqual((await node.agent!.stop()).code, 0);
+    const verdict = await readVerdict(cluster, user);
+    deepStrictEqual(verdict.refused.map((event) => `${event.verb} ${event.requestURI}`), []);
+    deepStrictEqual(verdict.ungranted, []);
+    deepStrictEqual(verdict.unusedUnconditional.map((row) => row.call), []);
+    for (const call of CONDITIONAL_CALLS_USED) ok(verdict.calls.get(call), `${call} was used`);
+  } catch (error) {
+    console.error(await cluster.tailLogs(40));
+    // A refused call in the table is the missing permission.
+    const verdict = await readVerdict(cluster, user).catch(() => undefined);
+    for (const event of verdict?.refused ?? []) {
+      console.error(`refused: ${event.verb} ${event.requestURI} (${event.responseStatus?.code})`);
+    }
+    throw error;
+  } finally {
+    await cluster.stop();
+  }
+});
