@@ -2,7 +2,7 @@
  * deploy/Dockerfile cannot be built here (no Docker), so its build stage is
  * replayed instead: the files it copies (and its .dockerignore lets through)
  * are all that main.ts's module graph needs, its RUN commands are the
- * project's own (`npm ci` as .ci/run, `deno task compile`), running them on
+ * project's own (`npm install` as .ci/run, `deno task compile`), running them on
  * a copy of exactly those files yields a working binary, and that binary
  * needs nothing the distroless runtime image lacks. The runtime stage runs
  * it as a non-root user.
@@ -80,8 +80,8 @@ async function moduleGraphFiles(): Promise<string[]> {
 Deno.test("the Dockerfile's build stage runs the project's own commands", async () => {
   const all = await instructions();
   const runs = all.filter((i) => i.stage === 0 && i.keyword === "RUN").map((i) => i.args);
-  ok(runs.some((command) => command.startsWith("npm ci")), "npm ci");
-  ok((await Deno.readTextFile(join(REPO_ROOT, ".ci/run"))).includes("npm ci"));
+  ok(runs.some((command) => command.startsWith("npm install")), "npm install");
+  ok((await Deno.readTextFile(join(REPO_ROOT, ".ci/run"))).includes("npm install"));
   ok(runs.some((command) => command.startsWith("node_modules/.bin/deno task compile")));
   const tasks = JSON.parse(await Deno.readTextFile(join(REPO_ROOT, "deno.json"))).tasks;
   const outfile = (tasks.compile as string).match(/--outfile (\S+)/)?.[1];
@@ -122,7 +122,7 @@ Deno.test("replaying the build stage on exactly the copied files makes a working
     for (const source of copiedSources(all)) {
       cpSync(join(REPO_ROOT, source), join(dir, source), { recursive: true });
     }
-    // What `npm ci` makes from the same lock file.
+    // What `npm install` makes from the same lock file.
     symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
     const compile = all.find((i) => i.stage === 0 && i.args.includes("deno task compile"))!;
     await run("sh", ["-c", `cd ${dir} && ${compile.args}`]);
