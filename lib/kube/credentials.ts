@@ -6,12 +6,13 @@
  * The common cases (in-cluster tokens, token and certificate kubeconfigs) are
  * read here directly. Loading @kubernetes/client-node costs about 29 MiB of
  * resident memory in the compiled binary, on every node, so it is imported
- * only for kubeconfigs whose user needs an exec or auth-provider plugin.
+ * only for kubeconfigs whose user needs an exec or auth-provider plugin; the
+ * YAML parser (7 MiB) only for kubeconfigs that are not JSON. In a pod
+ * (in-cluster credentials) neither is ever loaded.
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import type https from "node:https";
-import { load as parseYaml } from "js-yaml";
 
 /** TLS settings and authorization headers for one API server. */
 export interface KubeCredentials {
@@ -105,10 +106,20 @@ function userHeaders(base: string, user: KubeconfigUser): () => Promise<Record<s
   return () => Promise.resolve({});
 }
 
+/** JSON (a subset of YAML) without the YAML parser; anything else with it. */
+async function parseKubeconfig(text: string): Promise<Kubeconfig> {
+  try {
+    return JSON.parse(text) as Kubeconfig;
+  } catch {
+    const { load } = await import("js-yaml");
+    return load(text) as Kubeconfig;
+  }
+}
+
 /** Reads a kubeconfig's current context; plugins are delegated to client-node. */
 async function fromKubeconfig(path: string, master: string): Promise<KubeCredentials> {
   const base = dirname(path);
-  const config = parseYaml(readFileSync(path, "utf8")) as Kubeconfig;
+  const config = await parseKubeconfig(readFileSync(path, "utf8"));
   const contextName = config["current-context"];
   const context = config.contexts?.find((candidate) => candidate.name === contextName)?.context;
   if (context === undefined) {
