@@ -153,6 +153,7 @@ export class Informer<T> {
         path: this.#options.path,
         query: this.#selectors({ limit: this.#options.pageSize ?? 500, continue: continueToken }),
         signal,
+        continuation: continueToken !== undefined,
       });
       for (const raw of page.items ?? []) {
         const object = this.#options.trim(raw);

@@ -105,6 +105,11 @@ Deno.test("Informer lists in pages, keeps only what trim keeps, then reports syn
   deepStrictEqual(cache.list().map((item) => item.name), ["a", "c"]);
   deepStrictEqual(changes, ["add ns/a", "add ns/c"]);
   strictEqual(seen.lists[1]?.query?.["continue"], "page-1");
+  deepStrictEqual(
+    seen.lists.map((request) => request.continuation),
+    [false, true],
+    "only the first page of a list counts against the API budget",
+  );
   strictEqual(seen.lists[0]?.query?.["limit"], 2);
   stop.abort();
   await running;

@@ -22,6 +22,12 @@ export interface KubeRequest {
   /** Content type of the body (PATCH needs a patch type). */
   contentType?: string;
   priority?: Priority;
+  /**
+   * Not counted against --kube-api-qps: the continuation pages of one list,
+   * which together are one list (upstream's first list, served from the watch
+   * cache, is a single request).
+   */
+  continuation?: boolean;
   signal?: AbortSignal;
 }
 
@@ -74,7 +80,7 @@ export function createKubeRest(
   });
   const bucket = new TokenBucket({ qps: options.qps, burst: options.burst });
   const send = async (request: KubeRequest, handle: ResponseHandler) => {
-    if (!(await bucket.take(request.priority ?? "high", request.signal))) {
+    if (!request.continuation && !(await bucket.take(request.priority ?? "high", request.signal))) {
       throw new Error(`Kubernetes request ${request.method} ${request.path} cancelled`);
     }
     const headers = { ...(await credentials.headers()), "user-agent": options.userAgent };
