@@ -50,7 +50,9 @@ interface Entry {
 const CLUSTER_SCOPED_EVENT_NAMESPACE = "default";
 /** A repeat older than this starts a new Event (client-go's correlator window). */
 const MERGE_WINDOW_MS = 10 * 60 * 1000;
-const MAX_PENDING = 1000;
+const MAX_PENDING = 4096;
+/** Events written at once: a burst of claims makes two Events each. */
+const SENDERS = 4;
 const MAX_WRITTEN = 4096;
 
 function correlationKey(event: EventRecord): string {
@@ -76,7 +78,9 @@ export class EventSender implements EventRecorder {
   readonly #options: EventSenderOptions;
   readonly #pending = new Map<string, Entry>();
   readonly #written = new Map<string, Entry>();
-  #wake: (() => void) | undefined;
+  readonly #wakers = new Set<() => void>();
+  /** Keys whose Event is being written right now. */
+  readonly #writing = new Set<string>();
 
   constructor(rest: KubeRest, options: EventSenderOptions) {
     this.#rest = rest;
@@ -111,7 +115,7 @@ export class EventSender implements EventRecorder {
       ...(merge ? { previous: written } : {}),
       namespace: event.subject.namespace || CLUSTER_SCOPED_EVENT_NAMESPACE,
     });
-    this.#wake?.();
+    this.#wakeAll();
   }
 
   /** Number of events waiting to be written. */
@@ -121,24 +125,45 @@ export class EventSender implements EventRecorder {
 
   /** Sends buffered events until `signal` aborts; then tries to flush for up to `flushMs`. */
   async run(signal: AbortSignal, options: { flushMs?: number } = {}): Promise<void> {
-    const onAbort = () => this.#wake?.();
+    const onAbort = () => this.#wakeAll();
     signal.addEventListener("abort", onAbort, { once: true });
-    while (!signal.aborted) {
-      if (this.#pending.size === 0) {
-        await new Promise<void>((resolve) => this.#wake = resolve);
-        this.#wake = undefined;
-        continue;
-      }
-      await this.#sendOne(signal);
-    }
+    await Promise.all(Array.from({ length: SENDERS }, () => this.#send(signal)));
     signal.removeEventListener("abort", onAbort);
-    const deadline = AbortSignal.timeout(options.flushMs ?? 2000);
-    while (this.#pending.size > 0 && !deadline.aborted) await this.#sendOne(deadline);
+    const flush = new AbortController();
+    const timer = setTimeout(() => flush.abort(), options.flushMs ?? 2000);
+    await Promise.all(
+      Array.from({ length: SENDERS }, () => this.#send(flush.signal, { untilEmpty: true })),
+    );
+    clearTimeout(timer);
   }
 
-  async #sendOne(signal: AbortSignal): Promise<void> {
-    const [key, entry] = this.#pending.entries().next().value as [string, Entry];
+  async #send(signal: AbortSignal, options: { untilEmpty?: boolean } = {}): Promise<void> {
+    while (!signal.aborted) {
+      const next = this.#next();
+      if (next === undefined) {
+        if (options.untilEmpty && this.#pending.size === 0) return;
+        await new Promise<void>((resolve) => this.#wakers.add(resolve));
+        continue;
+      }
+      await this.#sendOne(next, signal);
+      this.#wakeAll();
+    }
+  }
+
+  /** The oldest pending event whose key is not being written (repeats wait for the write's name). */
+  #next(): [string, Entry] | undefined {
+    for (const pending of this.#pending) if (!this.#writing.has(pending[0])) return pending;
+    return undefined;
+  }
+
+  #wakeAll(): void {
+    for (const wake of this.#wakers) wake();
+    this.#wakers.clear();
+  }
+
+  async #sendOne([key, entry]: [string, Entry], signal: AbortSignal): Promise<void> {
     this.#pending.delete(key);
+    this.#writing.add(key);
     // Remembered before the write, so that repeats recorded meanwhile patch this Event.
     this.#remember(key, entry);
     try {
@@ -152,6 +177,8 @@ export class EventSender implements EventRecorder {
         "Could not write event",
       );
       await sleep(1000, signal);
+    } finally {
+      this.#writing.delete(key);
     }
   }
 

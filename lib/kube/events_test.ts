@@ -133,7 +133,38 @@ Deno.test("record() never blocks: a full buffer drops the event and counts it", 
     logger: quiet,
     onDropped: () => dropped++,
   });
-  for (let i = 0; i < 1005; i++) sender.record({ ...failed, message: `failure ${i}` });
-  strictEqual(sender.pending, 1000);
+  for (let i = 0; i < 4101; i++) sender.record({ ...failed, message: `failure ${i}` });
+  strictEqual(sender.pending, 4096);
   strictEqual(dropped, 5);
+});
+
+Deno.test("EventSender writes up to four Events at once, and a repeat waits for its first write", async () => {
+  let inFlight = 0;
+  let most = 0;
+  const methods: string[] = [];
+  const rest: KubeRest = {
+    request: async <T>(request: KubeRequest) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      methods.push(request.method);
+      inFlight--;
+      return undefined as T;
+    },
+    stream: () => Promise.resolve(),
+    close: () => {},
+  };
+  const sender = new EventSender(rest, { component: "c", host: "h", logger: quiet });
+  const stop = new AbortController();
+  const run = sender.run(stop.signal);
+  for (let i = 0; i < 8; i++) sender.record({ ...failed, message: `failure ${i}` });
+  await new Promise((resolve) => setTimeout(resolve, 3)); // failure 0 is being written now
+  sender.record({ ...failed, message: "failure 0" });
+  await drain(sender, run, stop);
+  strictEqual(most, 4);
+  deepStrictEqual(
+    methods.filter((method) => method === "PATCH").length,
+    1,
+    "the repeat patched, not created",
+  );
 });
