@@ -1,15 +1,27 @@
 /** Resource use of a running process, read from /proc (Linux). */
 import { readFileSync } from "node:fs";
 
-/** Resident set size in MiB (VmRSS). */
-export function residentMiB(pid: number): number {
+function statusKiB(pid: number, field: "VmRSS" | "VmHWM"): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
-  if (match === null) throw new Error(`no VmRSS for pid ${pid}`);
-  return Number(match[1]) / 1024;
+  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB$`, "m").exec(status);
+  if (match === null) throw new Error(`no ${field} for pid ${pid}`);
+  return Number(match[1]);
 }
 
-/** CPU seconds (user + system) the process has used so far. */
+/** Resident set size in MiB (VmRSS). */
+export function residentMiB(pid: number): number {
+  return statusKiB(pid, "VmRSS") / 1024;
+}
+
+/** The largest resident set size the process has had so far, in MiB (VmHWM). */
+export function peakResidentMiB(pid: number): number {
+  return statusKiB(pid, "VmHWM") / 1024;
+}
+
+/**
+ * CPU seconds (user + system) the process has used so far, all threads
+ * included. The kernel counts in clock ticks of 10 ms (USER_HZ = 100).
+ */
 export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   // Fields after the parenthesized command; utime and stime are fields 14 and 15 (1-based).

@@ -1,95 +1,113 @@
 /**
- * Start-up benchmark of the compiled binary against the test CSI driver:
- * time from process start to /readyz answering 200, and RSS after 10 s idle.
- * `deno task bench:startup [-- --runs N --idle-seconds S]`
+ * Start-up (issue 2): time from process start to ready, the CPU that took,
+ * and RSS after 10 s idle, for ours and upstream on the same cluster (one
+ * node, the test driver, no StorageClasses, no claims). Ready means caches
+ * synced: /readyz 200 for ours, the "Started provisioner controller" log line
+ * for upstream (it has no /readyz); see agent_runner.ts.
+ *
+ * `deno task bench:startup [-- --runs N]` (default 5 runs per agent)
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { oursBinary } from "../tests/cluster/agents.ts";
-import { freeLoopbackPort } from "../tests/cluster/ports.ts";
-import { spawnLogged } from "../tests/cluster/process.ts";
-import { spawnTestDriver } from "../tests/csi_driver/spawn.ts";
-import { residentMiB } from "./process_stats.ts";
-import { formatSummary, summarize } from "./stats.ts";
+import { startCluster } from "../tests/cluster/cluster.ts";
+import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
+import { delay } from "../tests/cluster/wait.ts";
+import { launchAgent, waitAgentReady } from "./agent_runner.ts";
+import { runScenarios } from "./cli.ts";
+import { describeBenchBinaries } from "./binaries.ts";
+import { loadAverage, machineInfo } from "./machine.ts";
+import { cpuSeconds, residentMiB } from "./process_stats.ts";
+import { type BenchAgent, SampleBook, type ScenarioResult } from "./report.ts";
+import { alternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
 
-interface Run {
-  readyMs: number;
-  rssMiB: number;
-}
+const IDLE_MS = 10_000;
 
-async function waitReady(url: string, deadline: number): Promise<void> {
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url);
-      await response.body?.cancel();
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2));
+const METRIC = {
+  http: "start → HTTP endpoint answers (ms)",
+  ready: "start → ready (ms)",
+  cpu: "agent CPU, start → ready (ms)",
+  rss: "RSS after ready + 10 s idle (MiB)",
+} as const;
+type MetricKey = keyof typeof METRIC;
+
+const DECIMALS: Record<MetricKey, number> = { http: 0, ready: 0, cpu: 0, rss: 1 };
+
+async function measureStartup(
+  cluster: RunningCluster,
+  agent: BenchAgent,
+): Promise<Record<MetricKey, number>> {
+  const launched = await launchAgent(cluster, { kind: agent, node: "node-a", qps: 5, burst: 10 });
+  try {
+    const ready = await waitAgentReady(launched, { timeoutMs: 60_000 });
+    const cpuAtReady = cpuSeconds(launched.pid);
+    await delay(IDLE_MS);
+    return {
+      http: ready.httpMs,
+      ready: ready.readyMs,
+      cpu: cpuAtReady * 1000,
+      rss: residentMiB(launched.pid),
+    };
+  } finally {
+    await launched.handle.stop();
   }
-  throw new Error(`${url} not ready in time`);
 }
 
-async function measureOnce(dir: string, socket: string, idleSeconds: number): Promise<Run> {
-  const port = freeLoopbackPort();
-  const started = performance.now();
-  const agent = spawnLogged({
-    name: "csi-node-provisioner",
-    command: oursBinary(),
-    args: ["--node-deployment", `--csi-address=${socket}`, `--http-endpoint=127.0.0.1:${port}`],
-    logFile: join(dir, "agent.log"),
-    env: { NODE_NAME: "node-a" },
+const NOTES = [
+  "One cluster for all runs: control plane + node-a with the test CSI driver, the CSIDriver " +
+  "object, no StorageClass, no claims, no PVs; agents one at a time with the same flags " +
+  "(bench/agent_runner.ts), default --kube-api-qps=5 --kube-api-burst=10.",
+  "Start: right after the harness spawned the process (its kubeconfig and RBAC are made before). " +
+  "HTTP endpoint: the first answer of any status to GET /metrics on --http-endpoint. Ready: " +
+  "ours GET /readyz 200 (CSI handshake done and informers synced); upstream has no /readyz, so " +
+  'its log line "Started provisioner controller" (written after its informers synced and ' +
+  "its workers started). Both probed every 5 ms.",
+  "CPU: user+sys from /proc/<pid>/stat at ready (10 ms ticks). RSS: VmRSS 10 s after ready.",
+];
+
+async function runStartup(options: ScenarioOptions): Promise<ScenarioResult> {
+  const machine = machineInfo();
+  const date = new Date().toISOString();
+  const binaries = await describeBenchBinaries(options.log);
+  const cluster = await startCluster({
+    nodes: 1,
+    driver: "test",
+    driverOptions: { logLevel: "warn" },
+    storageClasses: false,
+    agent: "none",
+    log: options.log,
   });
   try {
-    await waitReady(`http://127.0.0.1:${port}/readyz`, Date.now() + 30_000);
-    const readyMs = performance.now() - started;
-    await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
-    return { readyMs, rssMiB: residentMiB(agent.pid) };
-  } finally {
-    await agent.stop();
-  }
-}
-
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    args: Deno.args.filter((arg) => arg !== "--"),
-    options: {
-      runs: { type: "string", default: "5" },
-      "idle-seconds": { type: "string", default: "10" },
-    },
-  });
-  const runs = Number(values.runs);
-  const idleSeconds = Number(values["idle-seconds"]);
-  const dir = mkdtempSync(join(tmpdir(), "bench-startup-"));
-  const socket = join(dir, "csi.sock");
-  const driver = await spawnTestDriver({
-    endpoint: socket,
-    nodeId: "node-a",
-    pools: [{ kind: "fast", size: "10Gi" }],
-  });
-  const results: Run[] = [];
-  try {
-    for (let i = 0; i < runs; i++) {
-      const run = await measureOnce(dir, socket, idleSeconds);
-      console.log(
-        `run ${i + 1}/${runs}: ready in ${run.readyMs.toFixed(1)} ms, RSS ${
-          run.rssMiB.toFixed(1)
-        } MiB`,
-      );
-      results.push(run);
+    const book = new SampleBook();
+    for (const key of Object.keys(METRIC) as MetricKey[]) book.define(METRIC[key], DECIMALS[key]);
+    for (const { agent, run } of alternatingRuns(options.runs)) {
+      const sample = await measureStartup(cluster, agent);
+      options.log(`[startup] run ${run + 1}/${options.runs} ${agent}: ${JSON.stringify(sample)}`);
+      for (const key of Object.keys(METRIC) as MetricKey[]) {
+        book.add(agent, METRIC[key], sample[key]);
+      }
     }
+    return {
+      id: "startup",
+      title: STARTUP.title,
+      date,
+      runs: options.runs,
+      machine,
+      loadAfter: loadAverage(),
+      binaries,
+      notes: NOTES,
+      metrics: book.metrics,
+    };
+  } catch (error) {
+    options.log(await cluster.tailLogs(20));
+    throw error;
   } finally {
-    await driver.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await cluster.stop();
   }
-  const ready = summarize(results.map((run) => run.readyMs));
-  const rss = summarize(results.map((run) => run.rssMiB));
-  console.log(`\n| metric | median (min–max), ${runs} runs |\n|---|---|`);
-  console.log(`| process start → /readyz 200 (ms) | ${formatSummary(ready)} |`);
-  console.log(`| RSS after ${idleSeconds} s idle (MiB) | ${formatSummary(rss)} |`);
 }
 
-if (import.meta.main) await main();
+export const STARTUP: Scenario = {
+  id: "startup",
+  title: "process start → ready, and RSS after 10 s idle (empty cluster, one node)",
+  defaultRuns: 5,
+  run: runStartup,
+};
+
+if (import.meta.main) await runScenarios([STARTUP], Deno.args);

@@ -1,0 +1,135 @@
+/**
+ * Starting one agent (ours or upstream) on a cluster node with the flags both
+ * get, and telling when it is ready:
+ * - ours: GET /readyz answers 200 (CSI handshake done and informers synced);
+ * - upstream has no /readyz: its log line "Started provisioner controller",
+ *   which sig-storage-lib-external-provisioner writes after its informers
+ *   synced and its workers started.
+ * Either way "ready" means: caches synced, claims are being worked on.
+ */
+import type { AgentHandle } from "../tests/cluster/agents.ts";
+import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
+import { freeLoopbackPort } from "../tests/cluster/ports.ts";
+import { tailFile } from "../tests/cluster/process.ts";
+import { delay } from "../tests/cluster/wait.ts";
+import { LogFollower } from "./log_follower.ts";
+import type { BenchAgent } from "./report.ts";
+
+/** Written by upstream once its informers synced and its workers run. */
+export const UPSTREAM_READY_LINE = "Started provisioner controller";
+
+/** How often readiness is probed: the resolution of the ready times. */
+const PROBE_INTERVAL_MS = 5;
+
+export interface AgentFlagOptions {
+  /** --kube-api-qps and --kube-api-burst; the upstream defaults are 5 and 10. */
+  qps: number;
+  burst: number;
+  httpPort: number;
+}
+
+/**
+ * The flags both agents get, beyond the harness's --csi-address, --kubeconfig
+ * and --node-deployment: the node deployment's topology flags and upstream's
+ * defaults spelled out, so that a changed default cannot skew the comparison.
+ */
+export function agentFlags(options: AgentFlagOptions): string[] {
+  return [
+    "--feature-gates=Topology=true",
+    "--strict-topology=true",
+    "--immediate-topology=false",
+    "--worker-threads=100",
+    "--timeout=10s",
+    "--retry-interval-start=1s",
+    "--retry-interval-max=5m",
+    `--kube-api-qps=${options.qps}`,
+    `--kube-api-burst=${options.burst}`,
+    `--http-endpoint=127.0.0.1:${options.httpPort}`,
+  ];
+}
+
+/** An agent process being measured. */
+export interface LaunchedAgent {
+  kind: BenchAgent;
+  handle: AgentHandle;
+  pid: number;
+  httpPort: number;
+  /** performance.now() right after the process was spawned. */
+  startedAt: number;
+  /** Its log from this start on (the harness appends restarts to the same file). */
+  log: LogFollower;
+}
+
+/** Starts the agent on the node with agentFlags() and upstream's RBAC. */
+export async function launchAgent(
+  cluster: RunningCluster,
+  options: { kind: BenchAgent; node: string; qps: number; burst: number },
+): Promise<LaunchedAgent> {
+  const httpPort = freeLoopbackPort();
+  const node = cluster.node(options.node);
+  // The harness appends every start on a node to one file (its naming is
+  // private): remember where this start begins, and check the guess below.
+  const logFile = `${cluster.dir}/logs/agent-${node.name}.log`;
+  const log = await LogFollower.fromEnd(logFile);
+  const handle = await cluster.startAgent(node, {
+    kind: options.kind,
+    rbac: "upstream",
+    args: agentFlags({ qps: options.qps, burst: options.burst, httpPort }),
+  });
+  // startAgent spawns synchronously just before it returns: this is the start.
+  const startedAt = performance.now();
+  if (handle.logFile !== logFile) {
+    throw new Error(`the agent logs to ${handle.logFile}, not ${logFile}: update launchAgent()`);
+  }
+  return { kind: options.kind, handle, pid: handle.pid, httpPort, startedAt, log };
+}
+
+async function answers(url: string): Promise<number | undefined> {
+  try {
+    const response = await fetch(url);
+    await response.body?.cancel();
+    return response.status;
+  } catch {
+    return undefined;
+  }
+}
+
+/** ms from the start to each readiness milestone. */
+export interface ReadyTimes {
+  /** The HTTP endpoint answers at all (GET /metrics, any status). */
+  httpMs: number;
+  /** Caches synced: ours /readyz 200, upstream's "Started provisioner controller". */
+  readyMs: number;
+}
+
+/** Probes until the agent is ready; throws with its log tail if it exits or times out. */
+export async function waitAgentReady(
+  agent: LaunchedAgent,
+  options: { timeoutMs: number },
+): Promise<ReadyTimes> {
+  const deadline = agent.startedAt + options.timeoutMs;
+  const base = `http://127.0.0.1:${agent.httpPort}`;
+  let httpMs: number | undefined;
+  while (performance.now() < deadline) {
+    if (!agent.handle.running) break;
+    const now = performance.now();
+    if (httpMs === undefined && await answers(`${base}/metrics`) !== undefined) {
+      httpMs = now - agent.startedAt;
+    }
+    const ready = agent.kind === "ours"
+      ? await answers(`${base}/readyz`) === 200
+      : await agent.log.contains(UPSTREAM_READY_LINE);
+    if (ready) {
+      const readyMs = performance.now() - agent.startedAt;
+      return { httpMs: httpMs ?? readyMs, readyMs };
+    }
+    await delay(PROBE_INTERVAL_MS);
+  }
+  const state = agent.handle.running ? "not ready in time" : "exited";
+  throw new Error(
+    `${agent.kind} agent (pid ${agent.pid}) ${state}; log:\n${await tailFile(
+      agent.handle.logFile,
+      30,
+    )}`,
+  );
+}

@@ -1,0 +1,147 @@
+/**
+ * Watches the benchmark's claims and their PVs, and notes the moment (and the
+ * agent's CPU seconds at that moment) when every PV exists and when every
+ * claim is Bound. Watches, not polling: the moments are those the events
+ * arrive, not the next tick of a poll.
+ */
+import {
+  type V1PersistentVolume,
+  type V1PersistentVolumeClaim,
+  Watch,
+} from "@kubernetes/client-node";
+import type { AdminClients } from "../tests/cluster/kubeconfig.ts";
+import { cpuSeconds } from "./process_stats.ts";
+
+/** When a milestone was reached. */
+export interface Milestone {
+  /** performance.now() when the event that completed it arrived. */
+  at: number;
+  /** What `sample` returned at that moment (the agent's CPU seconds; 0 without a sampler). */
+  cpuSeconds: number;
+}
+
+export interface ClaimProgress {
+  /** A PV exists for each of the `expected` claims (PVs whose claimRef is in the namespace). */
+  allVolumes: Promise<Milestone>;
+  /** Each of the `expected` claims is Bound. */
+  allBound: Promise<Milestone>;
+  /** How often a watch ended early and was started again (a late milestone is possible then). */
+  restarts(): number;
+  stop(): void;
+}
+
+class Counter {
+  readonly #seen = new Set<string>();
+  readonly #expected: number;
+  readonly #sample: () => number;
+  readonly done: Promise<Milestone>;
+  #resolve: (milestone: Milestone) => void = () => {};
+  reject: (error: Error) => void = () => {};
+  #finished = false;
+
+  constructor(expected: number, sample: () => number) {
+    this.#expected = expected;
+    this.#sample = sample;
+    this.done = new Promise<Milestone>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.reject = reject;
+    });
+    // A watch that ends early rejects; nobody may be awaiting yet.
+    this.done.catch(() => {});
+  }
+
+  see(name: string): void {
+    if (this.#finished) return;
+    this.#seen.add(name);
+    if (this.#seen.size < this.#expected) return;
+    this.#finished = true;
+    this.#resolve({ at: performance.now(), cpuSeconds: this.#sample() });
+  }
+
+  get finished(): boolean {
+    return this.#finished;
+  }
+}
+
+/**
+ * A watch that is started again whenever it ends before `counter` finished:
+ * kube-apiserver closes a watch whose client falls behind (the benchmark
+ * competes for the same cores), and a new watch replays every existing object
+ * as ADDED, which the counter's set absorbs.
+ */
+class PersistentWatch<T> {
+  readonly #watch: Watch;
+  readonly #path: string;
+  readonly #onEvent: (type: string, object: T) => void;
+  readonly #counter: Counter;
+  #controller: AbortController | undefined;
+  #stopped = false;
+  restarts = 0;
+
+  constructor(
+    watch: Watch,
+    options: { path: string; counter: Counter; onEvent: (type: string, object: T) => void },
+  ) {
+    this.#watch = watch;
+    this.#path = options.path;
+    this.#counter = options.counter;
+    this.#onEvent = options.onEvent;
+  }
+
+  async start(): Promise<void> {
+    const onEvent = (type: string, object: unknown) => this.#onEvent(type, object as T);
+    this.#controller = await this.#watch.watch(this.#path, {}, onEvent, () => {
+      if (this.#stopped || this.#counter.finished) return;
+      this.restarts++;
+      if (this.restarts > 20) {
+        this.#counter.reject(new Error(`the watch on ${this.#path} keeps ending`));
+        return;
+      }
+      this.start().catch((error) => this.#counter.reject(error as Error));
+    });
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#controller?.abort();
+  }
+}
+
+/** Starts both watches; they are established when this resolves. */
+export async function watchClaimProgress(
+  admin: AdminClients,
+  options: { namespace: string; expected: number; agentPid?: number },
+): Promise<ClaimProgress> {
+  const { namespace, expected, agentPid } = options;
+  const sample = agentPid === undefined ? () => 0 : () => cpuSeconds(agentPid);
+  const volumes = new Counter(expected, sample);
+  const bound = new Counter(expected, sample);
+  const watch = new Watch(admin.kubeConfig);
+  const pvWatch = new PersistentWatch<V1PersistentVolume>(watch, {
+    path: "/api/v1/persistentvolumes",
+    counter: volumes,
+    onEvent: (type: string, pv: V1PersistentVolume) => {
+      if (type === "DELETED" || pv.spec?.claimRef?.namespace !== namespace) return;
+      volumes.see(pv.metadata?.name ?? "");
+    },
+  });
+  const claimWatch = new PersistentWatch<V1PersistentVolumeClaim>(watch, {
+    path: `/api/v1/namespaces/${namespace}/persistentvolumeclaims`,
+    counter: bound,
+    onEvent: (type: string, claim: V1PersistentVolumeClaim) => {
+      if (type !== "DELETED" && claim.status?.phase === "Bound") {
+        bound.see(claim.metadata?.name ?? "");
+      }
+    },
+  });
+  await Promise.all([pvWatch.start(), claimWatch.start()]);
+  return {
+    allVolumes: volumes.done,
+    allBound: bound.done,
+    restarts: () => pvWatch.restarts + claimWatch.restarts,
+    stop: () => {
+      pvWatch.stop();
+      claimWatch.stop();
+    },
+  };
+}

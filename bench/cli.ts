@@ -1,0 +1,60 @@
+/**
+ * Shared command line of `deno task bench` and `deno task bench:<scenario>`:
+ * runs the scenarios one after the other, records each in
+ * bench/results/latest.md as soon as it is done, and prints one table.
+ *
+ *   [SCENARIO ...]  scenario ids (main.ts only; default: all)
+ *   --runs N        runs per agent (default: each scenario's own, at least 3)
+ *   --results PATH  results file (default bench/results/latest.md)
+ *   --note TEXT     added to every scenario's notes (repeatable), e.g. how ours was built
+ */
+import { parseArgs } from "node:util";
+import { comparisonTable, type ScenarioResult } from "./report.ts";
+import { recordScenario, RESULTS_PATH } from "./results_file.ts";
+import type { Scenario } from "./scenario.ts";
+
+export interface BenchArgs {
+  /** Scenario ids named on the command line. */
+  scenarios: string[];
+  runs: number | undefined;
+  resultsPath: string;
+  notes: string[];
+}
+
+export function parseBenchArgs(args: readonly string[]): BenchArgs {
+  const { values, positionals } = parseArgs({
+    args: args.filter((arg) => arg !== "--"),
+    allowPositionals: true,
+    options: {
+      runs: { type: "string" },
+      results: { type: "string", default: RESULTS_PATH },
+      note: { type: "string", multiple: true, default: [] },
+    },
+  });
+  const runs = values.runs === undefined ? undefined : Number(values.runs);
+  if (runs !== undefined && (!Number.isInteger(runs) || runs < 1)) {
+    throw new Error(`--runs must be a positive integer, not "${values.runs}"`);
+  }
+  return { scenarios: positionals, runs, resultsPath: values.results, notes: values.note };
+}
+
+/** Runs the scenarios in order and prints the table of those run; returns their results. */
+export async function runScenarios(
+  scenarios: readonly Scenario[],
+  args: readonly string[],
+): Promise<ScenarioResult[]> {
+  const { runs, resultsPath, notes } = parseBenchArgs(args);
+  const log = (line: string) => console.error(line);
+  const done: ScenarioResult[] = [];
+  for (const scenario of scenarios) {
+    const scenarioRuns = runs ?? scenario.defaultRuns;
+    log(`[bench] ${scenario.id}: ${scenario.title}, ${scenarioRuns} runs per agent`);
+    const result = await scenario.run({ runs: scenarioRuns, log });
+    result.notes.push(...notes);
+    await recordScenario(result, resultsPath);
+    done.push(result);
+    log(`[bench] ${scenario.id} recorded in ${resultsPath}`);
+  }
+  console.log(comparisonTable(done));
+  return done;
+}

@@ -1,0 +1,61 @@
+import { deepStrictEqual, throws } from "node:assert/strict";
+import { parseBenchArgs } from "./cli.ts";
+import { selectScenarios } from "./main.ts";
+import { alternatingRuns } from "./scenario.ts";
+import { runPool } from "./workload.ts";
+
+Deno.test("parseBenchArgs() reads scenario names, --runs, --results and --note", () => {
+  const args = parseBenchArgs([
+    "--",
+    "burst",
+    "--runs",
+    "4",
+    "--results",
+    "/tmp/r.md",
+    "--note",
+    "a",
+    "--note",
+    "b",
+  ]);
+  deepStrictEqual(args, {
+    scenarios: ["burst"],
+    runs: 4,
+    resultsPath: "/tmp/r.md",
+    notes: ["a", "b"],
+  });
+  throws(() => parseBenchArgs(["--runs", "0"]), /positive integer/);
+});
+
+Deno.test("selectScenarios() keeps table order and refuses unknown names", () => {
+  deepStrictEqual(selectScenarios(["memory-at-scale", "startup"]).map((s) => s.id), [
+    "startup",
+    "memory-at-scale",
+  ]);
+  deepStrictEqual(selectScenarios([]).length, 4);
+  throws(() => selectScenarios(["nope"]), /unknown scenario nope/);
+});
+
+Deno.test("alternatingRuns() interleaves the agents", () => {
+  deepStrictEqual(alternatingRuns(2).map((r) => `${r.agent}${r.run}`), [
+    "ours0",
+    "upstream0",
+    "ours1",
+    "upstream1",
+  ]);
+});
+
+Deno.test("runPool() keeps at most `concurrency` tasks in flight and returns results in order", async () => {
+  let inFlight = 0;
+  let most = 0;
+  const results = await runPool(10, {
+    concurrency: 3,
+    task: async (index) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      inFlight--;
+      return index * 2;
+    },
+  });
+  deepStrictEqual(results, [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
+  deepStrictEqual(most, 3);
+});
