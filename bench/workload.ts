@@ -2,10 +2,10 @@
  * The claims benchmarks create, and creating many of them with a bounded
  * number of requests in flight.
  */
+import { selectedClaim as selectedClaimOf } from "../tests/integration/support.ts";
 import type { V1PersistentVolumeClaim } from "@kubernetes/client-node";
 import type { AdminClients } from "../tests/cluster/kubeconfig.ts";
 import { TEST_DRIVER_NAME } from "../tests/cluster/nodes.ts";
-import { SELECTED_NODE } from "../tests/cluster/workloads.ts";
 
 /** The WaitForFirstConsumer class the cluster creates for the driver's default pool. */
 export const BENCH_STORAGE_CLASS = "test-fast";
@@ -46,21 +46,13 @@ export function selectedClaim(
   name: string,
   options: { node: string; storageClass?: string; size?: string },
 ): V1PersistentVolumeClaim {
-  return {
-    metadata: {
-      name,
-      annotations: {
-        [SELECTED_NODE]: options.node,
-        "volume.kubernetes.io/storage-provisioner": TEST_DRIVER_NAME,
-        "volume.beta.kubernetes.io/storage-provisioner": TEST_DRIVER_NAME,
-      },
-    },
-    spec: {
-      accessModes: ["ReadWriteOnce"],
-      storageClassName: options.storageClass ?? BENCH_STORAGE_CLASS,
-      resources: { requests: { storage: options.size ?? BENCH_CLAIM_SIZE } },
-    },
-  };
+  return selectedClaimOf(name, {
+    node: options.node,
+    storageClass: options.storageClass ?? BENCH_STORAGE_CLASS,
+    size: options.size ?? BENCH_CLAIM_SIZE,
+    driverName: TEST_DRIVER_NAME,
+    annotations: { "volume.beta.kubernetes.io/storage-provisioner": TEST_DRIVER_NAME },
+  });
 }
 
 /** Creates `count` selected claims named claimName(0..count-1). */
