@@ -60,10 +60,10 @@ export interface LaunchedAgent {
   log: LogFollower;
 }
 
-/** Starts the agent on the node with agentFlags() and upstream's RBAC. */
+/** Starts the agent on the node with agentFlags() (then `extraArgs`) and upstream's RBAC. */
 export async function launchAgent(
   cluster: RunningCluster,
-  options: { kind: BenchAgent; node: string; qps: number; burst: number },
+  options: { kind: BenchAgent; node: string; qps: number; burst: number; extraArgs?: string[] },
 ): Promise<LaunchedAgent> {
   const httpPort = freeLoopbackPort();
   const node = cluster.node(options.node);
@@ -74,7 +74,10 @@ export async function launchAgent(
   const handle = await cluster.startAgent(node, {
     kind: options.kind,
     rbac: "upstream",
-    args: agentFlags({ qps: options.qps, burst: options.burst, httpPort }),
+    args: [
+      ...agentFlags({ qps: options.qps, burst: options.burst, httpPort }),
+      ...options.extraArgs ?? [],
+    ],
   });
   // startAgent spawns synchronously just before it returns: this is the start.
   const startedAt = performance.now();

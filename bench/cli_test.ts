@@ -31,7 +31,13 @@ Deno.test("selectScenarios() keeps table order and refuses unknown names", () =>
     "startup",
     "memory-at-scale",
   ]);
-  deepStrictEqual(selectScenarios([]).length, 4);
+  deepStrictEqual(selectScenarios([]).map((s) => s.id), [
+    "startup",
+    "burst",
+    "default-budget",
+    "memory-at-scale",
+    "capacity",
+  ]);
   throws(() => selectScenarios(["nope"]), /unknown scenario nope/);
 });
 

@@ -3,15 +3,22 @@
  * `deno task bench:<scenario>` runs one (the scenario ids are arguments here).
  * Prints one table and writes it to bench/results/latest.md. See bench/README.md.
  *
- *   deno run -A bench/main.ts [startup|burst|default-budget|memory-at-scale ...] [--runs N]
+ *   deno run -A bench/main.ts [startup|burst|default-budget|memory-at-scale|capacity ...] [--runs N]
  */
 import { BURST, DEFAULT_BUDGET } from "./burst.ts";
+import { CAPACITY } from "./capacity.ts";
 import { parseBenchArgs, runScenarios } from "./cli.ts";
 import { MEMORY_AT_SCALE } from "./memory_at_scale.ts";
 import type { Scenario } from "./scenario.ts";
 import { STARTUP } from "./startup.ts";
 
-export const SCENARIOS: readonly Scenario[] = [STARTUP, BURST, DEFAULT_BUDGET, MEMORY_AT_SCALE];
+export const SCENARIOS: readonly Scenario[] = [
+  STARTUP,
+  BURST,
+  DEFAULT_BUDGET,
+  MEMORY_AT_SCALE,
+  CAPACITY,
+];
 
 /** The named scenarios in table order, or all of them; throws on an unknown name. */
 export function selectScenarios(names: readonly string[]): Scenario[] {

@@ -17,6 +17,7 @@ export const SCENARIO_ORDER: readonly string[] = [
   "burst",
   "default-budget",
   "memory-at-scale",
+  "capacity",
 ];
 
 const DATA_OPEN = "<!-- bench-data";

@@ -24,3 +24,11 @@ export function formatSummary(summary: Summary, decimals = 1): string {
   const f = (value: number) => value.toFixed(decimals);
   return `${f(summary.median)} (${f(summary.min)}–${f(summary.max)})`;
 }
+
+/** Nearest-rank percentile (p in 0..100) of a non-empty sample. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) throw new RangeError("Cannot take a percentile of an empty sample");
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(sorted.length, rank) - 1] ?? NaN;
+}

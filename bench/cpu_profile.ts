@@ -1,0 +1,104 @@
+/**
+ * Where the agent's CPU goes: reads a V8/JSC `.cpuprofile` (as `bun
+ * --cpu-prof` writes it, see profiled_agent.sh) and sums the self time of
+ * every sample by category. A native frame (JSON.parse aside) counts for the
+ * nearest JavaScript frame above it, so Bun's native socket writes land in
+ * "HTTP/1.1 client" and protobuf's generated decoders in "gRPC".
+ *
+ *   deno run -A bench/cpu_profile.ts /tmp/prof/CPU.*.cpuprofile
+ */
+
+/** The parts of the .cpuprofile format this reads. */
+export interface CpuProfile {
+  nodes: {
+    id: number;
+    callFrame: { functionName: string; url: string };
+    children?: number[];
+  }[];
+  /** Node id of each sample's innermost frame. */
+  samples: number[];
+}
+
+type Frame = CpuProfile["nodes"][number]["callFrame"];
+
+/** First match wins; a frame matching none takes its caller's category. */
+const CATEGORIES: readonly [string, (frame: Frame) => boolean][] = [
+  ["JSON.parse (API responses, watch events)", (f) => f.functionName === "parse" && !isJs(f)],
+  ["JSON.stringify (request bodies)", (f) => f.functionName === "stringify" && !isJs(f)],
+  [
+    "gRPC (grpc-js, protobufjs, node:http2)",
+    urlMatches(/grpc-js|proto-loader|protobufjs|node:http2|\/long\//),
+  ],
+  ["metrics (prom-client)", urlMatches(/prom-client|bintrees|tdigest/)],
+  ["logging (pino)", urlMatches(/pino|sonic-boom|thread-stream|quick-format/)],
+  [
+    "HTTP/1.1 client, TLS and sockets (node:http, node:https, node:net, streams)",
+    urlMatches(
+      /node:_?https?|node:net|internal:net|internal:streams|node:events|node:tls|internal:tls|abort_listener/,
+    ),
+  ],
+  [
+    "informers: watch lines → trim → filter → enqueue",
+    urlMatches(/lib\/kube\/(informer|trim|caches)/),
+  ],
+  ["events writer", urlMatches(/lib\/kube\/events/)],
+  ["REST client (requests, rate limiter, timeouts)", urlMatches(/lib\/kube\//)],
+  ["topology and node-affinity checks", urlMatches(/lib\/topology\/|volume_owner/)],
+  ["provisioning and deletion logic", urlMatches(/lib\/provision\//)],
+  ["work queue", urlMatches(/lib\/queue\//)],
+  ["capacity", urlMatches(/lib\/capacity\//)],
+  ["CSI client and composition root", urlMatches(/lib\/csi\/|main\.ts/)],
+  ["other JavaScript", (f) => isJs(f)],
+];
+
+function isJs(frame: Frame): boolean {
+  return frame.url !== "" && frame.url !== "[native code]";
+}
+
+function urlMatches(pattern: RegExp): (frame: Frame) => boolean {
+  return (frame) => isJs(frame) && pattern.test(frame.url);
+}
+
+const IDLE = new Set(["(idle)", "(program)"]);
+const UNATTRIBUTED = "native, no JavaScript caller";
+
+/** Share of non-idle samples per category, largest first. */
+export function cpuBreakdown(profile: CpuProfile): { category: string; share: number }[] {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) {
+    for (const child of node.children ?? []) parents.set(child, node.id);
+  }
+  const categories = new Map<number, string>();
+  const categoryOf = (id: number): string => {
+    const known = categories.get(id);
+    if (known !== undefined) return known;
+    const frame = nodes.get(id)?.callFrame;
+    const own = frame && CATEGORIES.find(([, matches]) => matches(frame))?.[0];
+    const parent = parents.get(id);
+    const category = own ?? (parent === undefined ? UNATTRIBUTED : categoryOf(parent));
+    categories.set(id, category);
+    return category;
+  };
+  const counts = new Map<string, number>();
+  let total = 0;
+  for (const id of profile.samples) {
+    if (IDLE.has(nodes.get(id)?.callFrame.functionName ?? "")) continue;
+    const category = categoryOf(id);
+    counts.set(category, (counts.get(category) ?? 0) + 1);
+    total++;
+  }
+  return [...counts]
+    .map(([category, count]) => ({ category, share: count / total }))
+    .sort((a, b) => b.share - a.share);
+}
+
+if (import.meta.main) {
+  for (const path of Deno.args) {
+    const profile = JSON.parse(await Deno.readTextFile(path)) as CpuProfile;
+    console.log(`${path}: ${profile.samples.length} samples`);
+    for (const { category, share } of cpuBreakdown(profile)) {
+      console.log(`${(share * 100).toFixed(1).padStart(6)}%  ${category}`);
+    }
+  }
+}
