@@ -1,6 +1,8 @@
 /**
- * A small Kubernetes REST client over node:https with keep-alive, rate limited
- * like client-go (--kube-api-qps/--kube-api-burst).
+ * A small Kubernetes REST client, rate limited like client-go
+ * (--kube-api-qps/--kube-api-burst). In the compiled binary (Bun) requests
+ * and watches go through Bun's native fetch (rest_fetch.ts); elsewhere over
+ * node:https with keep-alive.
  *
  * Why not client-node's generated clients: they send requests through undici
  * with a custom dispatcher for the cluster CA and client certificates, and
@@ -11,6 +13,11 @@
  */
 import https from "node:https";
 import type { KubeCredentials } from "./credentials.ts";
+import { type FetchLike, tlsFetch } from "../runtime/platform.ts";
+import { fetchJson, fetchLines } from "./rest_fetch.ts";
+import { apiError, type StreamOptions } from "./rest_types.ts";
+
+export { hasStatus, KubeApiError, type StreamOptions } from "./rest_types.ts";
 import { type Priority, TokenBucket } from "./token_bucket.ts";
 
 /** One API request. */
@@ -29,32 +36,6 @@ export interface KubeRequest {
    */
   continuation?: boolean;
   signal?: AbortSignal;
-}
-
-/** A non-2xx answer of the API server, with its Status reason ("NotFound", "AlreadyExists", "Conflict", "Gone", ...). */
-export class KubeApiError extends Error {
-  readonly status: number;
-  readonly reason: string;
-
-  constructor(status: number, reason: string, message: string) {
-    super(message);
-    this.name = "KubeApiError";
-    this.status = status;
-    this.reason = reason;
-  }
-}
-
-/** True for an error with the given HTTP status. */
-export function hasStatus(error: unknown, status: number): boolean {
-  return error instanceof KubeApiError && error.status === status;
-}
-
-/** A streaming response: lines are delivered as they arrive. */
-export interface StreamOptions {
-  signal: AbortSignal;
-  onLine: (line: string) => void;
-  /** The stream is ended when no byte arrives for this long (the server sends bookmarks). */
-  inactivityMs: number;
 }
 
 /** The REST surface the rest of lib/kube uses. */
@@ -79,23 +60,56 @@ export function createKubeRest(
     ...definedOnly(credentials.tls),
   });
   const bucket = new TokenBucket({ qps: options.qps, burst: options.burst });
-  const send = async (request: KubeRequest, handle: ResponseHandler) => {
+  const nativeFetch = tlsFetch(credentials.tls);
+  const prepare = async (request: KubeRequest) => {
     if (!request.continuation && !(await bucket.take(request.priority ?? "high", request.signal))) {
       throw new Error(`Kubernetes request ${request.method} ${request.path} cancelled`);
     }
-    const headers = { ...(await credentials.headers()), "user-agent": options.userAgent };
+    return { ...(await credentials.headers()), "user-agent": options.userAgent };
+  };
+  const send = async (request: KubeRequest, handle: ResponseHandler) => {
+    const headers = await prepare(request);
     return await sendRequest({ agent, server, headers, request, handle });
   };
+  const viaFetch = async (request: KubeRequest, fetch: FetchLike) =>
+    fetchParts({ fetch, server, headers: await prepare(request), request });
   return {
-    request: <T>(request: KubeRequest) => send(request, collectJson) as Promise<T>,
-    stream: (request, streamOptions) =>
-      send({ ...request, signal: streamOptions.signal }, streamLines(streamOptions)) as Promise<
-        void
-      >,
+    request: async <T>(request: KubeRequest) =>
+      nativeFetch === undefined
+        ? await send(request, collectJson) as T
+        : await fetchJson(await viaFetch(request, nativeFetch), REQUEST_TIMEOUT_MS) as T,
+    stream: async (request, streamOptions) => {
+      const streaming = { ...request, signal: streamOptions.signal };
+      if (nativeFetch === undefined) {
+        await send(streaming, streamLines(streamOptions));
+      } else {
+        await fetchLines(await viaFetch(streaming, nativeFetch), streamOptions);
+      }
+    },
     close: () => {
       bucket.close();
       agent.destroy();
     },
+  };
+}
+
+/** The URL, headers and body of a request for the fetch transport. */
+function fetchParts(
+  parts: { fetch: FetchLike; server: URL; headers: Record<string, string>; request: KubeRequest },
+) {
+  const { request } = parts;
+  const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+  const headers: Record<string, string> = { ...parts.headers, accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = request.contentType ?? "application/json";
+  return {
+    fetch: parts.fetch,
+    url: `${parts.server.origin}${parts.server.pathname.replace(/\/$/, "")}${request.path}${
+      queryString(request.query)
+    }`,
+    method: request.method,
+    headers,
+    body,
+    signal: request.signal,
   };
 }
 
@@ -161,15 +175,6 @@ function sendRequest(
 
 function isStreaming(request: KubeRequest): boolean {
   return request.query?.["watch"] === true || request.query?.["watch"] === "true";
-}
-
-function apiError(status: number, text: string): KubeApiError {
-  try {
-    const parsed = JSON.parse(text) as { reason?: string; message?: string };
-    return new KubeApiError(status, parsed.reason ?? "", parsed.message ?? text);
-  } catch {
-    return new KubeApiError(status, "", text.slice(0, 500) || `HTTP ${status}`);
-  }
 }
 
 const collectJson: ResponseHandler = (response, resolve, reject) => {

@@ -1,0 +1,101 @@
+import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
+import type { FetchLike } from "../runtime/platform.ts";
+import { fetchJson, fetchLines, type FetchParts } from "./rest_fetch.ts";
+import { KubeApiError } from "./rest_types.ts";
+
+function parts(fetch: FetchLike, signal?: AbortSignal): FetchParts {
+  return { fetch, url: "https://api/x", method: "GET", headers: {}, body: undefined, signal };
+}
+
+/** A body that sends `chunks` and then stays open until the request is aborted, or ends. */
+function streamingFetch(chunks: string[], options: { end: boolean }): FetchLike {
+  return (_url, init) => {
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+        if (options.end) controller.close();
+        init.signal?.addEventListener("abort", () => controller.error(new Error("aborted")));
+      },
+    });
+    return Promise.resolve(new Response(body, { status: 200 }));
+  };
+}
+
+Deno.test("fetchJson() parses the answer, gives undefined for an empty one", async () => {
+  const answer = (text: string) => () => Promise.resolve(new Response(text, { status: 200 }));
+  deepStrictEqual(await fetchJson(parts(answer('{"kind":"Pod"}')), 1000), { kind: "Pod" });
+  strictEqual(await fetchJson(parts(answer("")), 1000), undefined);
+});
+
+Deno.test("fetchJson() turns a non-2xx Status into KubeApiError with its reason", async () => {
+  const conflict = () =>
+    Promise.resolve(
+      new Response('{"kind":"Status","reason":"AlreadyExists","message":"pv exists"}', {
+        status: 409,
+      }),
+    );
+  await rejects(fetchJson(parts(conflict), 1000), (error: unknown) => {
+    strictEqual(error instanceof KubeApiError, true);
+    strictEqual((error as KubeApiError).reason, "AlreadyExists");
+    strictEqual((error as KubeApiError).status, 409);
+    return true;
+  });
+});
+
+Deno.test("fetchLines() delivers whole lines across chunk borders and resolves at the end", async () => {
+  const lines: string[] = [];
+  await fetchLines(
+    parts(streamingFetch(['{"a":', '1}\n\n{"b":2}\n{"c"', ":3}\n"], { end: true })),
+    {
+      signal: new AbortController().signal,
+      onLine: (line) => lines.push(line),
+      inactivityMs: 5_000,
+    },
+  );
+  deepStrictEqual(lines, ['{"a":1}', '{"b":2}', '{"c":3}']);
+});
+
+Deno.test("fetchLines() ends a stream that sends nothing for inactivityMs", async () => {
+  const lines: string[] = [];
+  const started = performance.now();
+  await fetchLines(parts(streamingFetch(['{"a":1}\n'], { end: false })), {
+    signal: new AbortController().signal,
+    onLine: (line) => lines.push(line),
+    inactivityMs: 50,
+  });
+  deepStrictEqual(lines, ['{"a":1}']);
+  strictEqual(performance.now() - started < 2_000, true);
+});
+
+Deno.test("fetchLines() resolves when the caller aborts an open stream", async () => {
+  const caller = new AbortController();
+  const done = fetchLines(parts(streamingFetch([], { end: false })), {
+    signal: caller.signal,
+    onLine: () => {},
+    inactivityMs: 60_000,
+  });
+  setTimeout(() => caller.abort(), 20);
+  strictEqual(await done, undefined);
+});
+
+Deno.test("fetchLines() rejects a refused watch with KubeApiError (410 Gone)", async () => {
+  const gone = () =>
+    Promise.resolve(new Response('{"kind":"Status","reason":"Expired"}', { status: 410 }));
+  await rejects(
+    fetchLines(parts(gone), {
+      signal: new AbortController().signal,
+      onLine: () => {},
+      inactivityMs: 1_000,
+    }),
+    (error: unknown) => error instanceof KubeApiError && error.status === 410,
+  );
+});
+
+Deno.test("fetchJson() gives up on an answer slower than the timeout", async () => {
+  const never: FetchLike = (_url, init) =>
+    new Promise((_resolve, reject) =>
+      init.signal?.addEventListener("abort", () => reject(init.signal?.reason))
+    );
+  await rejects(fetchJson(parts(never), 30), /request timed out/);
+});

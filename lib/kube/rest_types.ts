@@ -1,0 +1,37 @@
+/** The REST client's shared types and errors, for both transports (rest.ts, rest_fetch.ts). */
+
+/** A non-2xx answer of the API server, with its Status reason ("NotFound", "AlreadyExists", "Conflict", "Gone", ...). */
+export class KubeApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+
+  constructor(status: number, reason: string, message: string) {
+    super(message);
+    this.name = "KubeApiError";
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+/** True for an error with the given HTTP status. */
+export function hasStatus(error: unknown, status: number): boolean {
+  return error instanceof KubeApiError && error.status === status;
+}
+
+/** A streaming response: lines are delivered as they arrive. */
+export interface StreamOptions {
+  signal: AbortSignal;
+  onLine: (line: string) => void;
+  /** The stream is ended when no byte arrives for this long (the server sends bookmarks). */
+  inactivityMs: number;
+}
+
+/** The KubeApiError of a non-2xx answer, with the reason and message of its Status body. */
+export function apiError(status: number, text: string): KubeApiError {
+  try {
+    const parsed = JSON.parse(text) as { reason?: string; message?: string };
+    return new KubeApiError(status, parsed.reason ?? "", parsed.message ?? text);
+  } catch {
+    return new KubeApiError(status, "", text.slice(0, 500) || `HTTP ${status}`);
+  }
+}
