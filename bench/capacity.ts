@@ -22,8 +22,8 @@ import {
   measureFreshness,
 } from "./capacity_measure.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
-import { type BenchAgent, SampleBook, type ScenarioResult } from "./report.ts";
-import { alternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
+import type { BenchAgent, ScenarioResult } from "./report.ts";
+import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
 import { percentile } from "./stats.ts";
 
 const PROVISIONS = 100;
@@ -134,16 +134,12 @@ async function runCapacity(options: ScenarioOptions): Promise<ScenarioResult> {
     log: options.log,
   });
   try {
-    const book = new SampleBook();
-    for (const key of Object.keys(METRIC) as MetricKey[]) book.define(METRIC[key], DECIMALS[key]);
-    for (const { agent, run } of alternatingRuns(options.runs)) {
-      options.log(`[capacity] run ${run + 1}/${options.runs}: ${agent}`);
-      const sample = await measureCapacity(cluster, { agent, run });
-      options.log(`[capacity] ${agent}: ${JSON.stringify(sample)}`);
-      for (const key of Object.keys(METRIC) as MetricKey[]) {
-        book.add(agent, METRIC[key], sample[key]);
-      }
-    }
+    const metrics = await collectAlternatingRuns(options, {
+      id: "capacity",
+      metrics: METRIC,
+      decimals: DECIMALS,
+      measure: (agent, run) => measureCapacity(cluster, { agent, run }),
+    });
     return {
       id: "capacity",
       title: CAPACITY.title,
@@ -153,7 +149,7 @@ async function runCapacity(options: ScenarioOptions): Promise<ScenarioResult> {
       loadAfter: loadAverage(),
       binaries,
       notes: NOTES,
-      metrics: book.metrics,
+      metrics,
     };
   } catch (error) {
     options.log(await cluster.tailLogs(20));

@@ -16,9 +16,9 @@ import { type ApiTraffic, scrapeApiTraffic, trafficDelta } from "./api_metrics.t
 import { describeBenchBinaries } from "./binaries.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds, residentMiB } from "./process_stats.ts";
-import { type BenchAgent, SampleBook, type ScenarioResult } from "./report.ts";
+import type { BenchAgent, ScenarioResult } from "./report.ts";
 import { createScaleFixture } from "./scale_fixture.ts";
-import { alternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
+import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
 
 const PAIRS = 10_000;
 /** node-b .. node-k: the nodes the fixture's claims and PVs belong to. */
@@ -115,17 +115,16 @@ async function runMemoryAtScale(options: ScenarioOptions): Promise<ScenarioResul
     await delay(10_000); // let the PV controller's last writes and events drain
     const baseline = await baselineTraffic(cluster, IDLE_MS);
     options.log(`[memory-at-scale] baseline without agent: ${describeTraffic(baseline)}`);
-    const book = new SampleBook();
-    for (const key of Object.keys(METRIC) as MetricKey[]) book.define(METRIC[key], DECIMALS[key]);
-    for (const { agent, run } of alternatingRuns(options.runs)) {
-      options.log(`[memory-at-scale] run ${run + 1}/${options.runs}: ${agent}`);
-      const sample = await measureIdleAgent(cluster, agent);
-      options.log(`[memory-at-scale] ${agent}: ${JSON.stringify(sample)}`);
-      for (const key of Object.keys(METRIC) as MetricKey[]) {
-        book.add(agent, METRIC[key], sample[key]);
-      }
-      await delay(5_000);
-    }
+    const metrics = await collectAlternatingRuns(options, {
+      id: "memory-at-scale",
+      metrics: METRIC,
+      decimals: DECIMALS,
+      measure: async (agent) => {
+        const sample = await measureIdleAgent(cluster, agent);
+        await delay(5_000);
+        return sample;
+      },
+    });
     return {
       id: "memory-at-scale",
       title: TITLE,
@@ -135,7 +134,7 @@ async function runMemoryAtScale(options: ScenarioOptions): Promise<ScenarioResul
       loadAfter: loadAverage(),
       binaries,
       notes: scaleNotes({ fixture, baseline }),
-      metrics: book.metrics,
+      metrics,
     };
   } catch (error) {
     options.log(await cluster.tailLogs(20));

@@ -1,5 +1,5 @@
 /** The shape every benchmark scenario has, so that main.ts and the per-scenario tasks share one runner. */
-import type { BenchAgent, ScenarioResult } from "./report.ts";
+import { type BenchAgent, type MetricSamples, SampleBook, type ScenarioResult } from "./report.ts";
 
 export interface ScenarioOptions {
   /** Runs per agent. */
@@ -23,4 +23,29 @@ export function alternatingRuns(runs: number): { agent: BenchAgent; run: number 
     { agent: "ours" as const, run },
     { agent: "upstream" as const, run },
   ]).flat();
+}
+
+/**
+ * Runs `measure` for ours, upstream, ours, ... (`options.runs` each), logs
+ * each sample under `id`, and collects them per metric in the order of `metrics`.
+ */
+export async function collectAlternatingRuns<K extends string>(
+  options: ScenarioOptions,
+  spec: {
+    id: string;
+    metrics: Record<K, string>;
+    decimals: Record<K, number>;
+    measure: (agent: BenchAgent, run: number) => Promise<Record<K, number>>;
+  },
+): Promise<MetricSamples[]> {
+  const keys = Object.keys(spec.metrics) as K[];
+  const book = new SampleBook();
+  for (const key of keys) book.define(spec.metrics[key], spec.decimals[key]);
+  for (const { agent, run } of alternatingRuns(options.runs)) {
+    options.log(`[${spec.id}] run ${run + 1}/${options.runs}: ${agent}`);
+    const sample = await spec.measure(agent, run);
+    options.log(`[${spec.id}] ${agent}: ${JSON.stringify(sample)}`);
+    for (const key of keys) book.add(agent, spec.metrics[key], sample[key]);
+  }
+  return book.metrics;
 }

@@ -15,8 +15,8 @@ import { runScenarios } from "./cli.ts";
 import { describeBenchBinaries } from "./binaries.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds, residentMiB } from "./process_stats.ts";
-import { type BenchAgent, SampleBook, type ScenarioResult } from "./report.ts";
-import { alternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
+import type { BenchAgent, ScenarioResult } from "./report.ts";
+import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
 
 const IDLE_MS = 10_000;
 
@@ -75,15 +75,12 @@ async function runStartup(options: ScenarioOptions): Promise<ScenarioResult> {
     log: options.log,
   });
   try {
-    const book = new SampleBook();
-    for (const key of Object.keys(METRIC) as MetricKey[]) book.define(METRIC[key], DECIMALS[key]);
-    for (const { agent, run } of alternatingRuns(options.runs)) {
-      const sample = await measureStartup(cluster, agent);
-      options.log(`[startup] run ${run + 1}/${options.runs} ${agent}: ${JSON.stringify(sample)}`);
-      for (const key of Object.keys(METRIC) as MetricKey[]) {
-        book.add(agent, METRIC[key], sample[key]);
-      }
-    }
+    const metrics = await collectAlternatingRuns(options, {
+      id: "startup",
+      metrics: METRIC,
+      decimals: DECIMALS,
+      measure: (agent) => measureStartup(cluster, agent),
+    });
     return {
       id: "startup",
       title: STARTUP.title,
@@ -93,7 +90,7 @@ async function runStartup(options: ScenarioOptions): Promise<ScenarioResult> {
       loadAfter: loadAverage(),
       binaries,
       notes: NOTES,
-      metrics: book.metrics,
+      metrics,
     };
   } catch (error) {
     options.log(await cluster.tailLogs(20));

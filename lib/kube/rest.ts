@@ -98,14 +98,10 @@ function fetchParts(
   parts: { fetch: FetchLike; server: URL; headers: Record<string, string>; request: KubeRequest },
 ) {
   const { request } = parts;
-  const body = request.body === undefined ? undefined : JSON.stringify(request.body);
-  const headers: Record<string, string> = { ...parts.headers, accept: "application/json" };
-  if (body !== undefined) headers["content-type"] = request.contentType ?? "application/json";
+  const { body, headers } = encodeRequest(request, parts.headers);
   return {
     fetch: parts.fetch,
-    url: `${parts.server.origin}${parts.server.pathname.replace(/\/$/, "")}${request.path}${
-      queryString(request.query)
-    }`,
+    url: `${parts.server.origin}${pathAndQuery(parts.server, request)}`,
     method: request.method,
     headers,
     body,
@@ -124,6 +120,22 @@ type ResponseHandler = (
   resolve: (value: unknown) => void,
   reject: (error: unknown) => void,
 ) => void;
+
+/** The JSON body and the headers of a request, for either transport. */
+function encodeRequest(
+  request: KubeRequest,
+  base: Record<string, string>,
+): { body: string | undefined; headers: Record<string, string> } {
+  const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+  const headers: Record<string, string> = { ...base, accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = request.contentType ?? "application/json";
+  return { body, headers };
+}
+
+/** The server's base path, the request's path and its query string. */
+function pathAndQuery(server: URL, request: KubeRequest): string {
+  return `${server.pathname.replace(/\/$/, "")}${request.path}${queryString(request.query)}`;
+}
 
 function queryString(query: KubeRequest["query"]): string {
   const params = new URLSearchParams();
@@ -144,20 +156,14 @@ function sendRequest(
   },
 ): Promise<unknown> {
   const { request } = parts;
-  const body = request.body === undefined ? undefined : JSON.stringify(request.body);
-  const headers: Record<string, string> = { ...parts.headers, accept: "application/json" };
-  if (body !== undefined) {
-    headers["content-type"] = request.contentType ?? "application/json";
-    headers["content-length"] = String(Buffer.byteLength(body));
-  }
+  const { body, headers } = encodeRequest(request, parts.headers);
+  if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
   return new Promise((resolve, reject) => {
     const outgoing = https.request({
       agent: parts.agent,
       hostname: parts.server.hostname,
       port: parts.server.port === "" ? 443 : Number(parts.server.port),
-      path: `${parts.server.pathname.replace(/\/$/, "")}${request.path}${
-        queryString(request.query)
-      }`,
+      path: pathAndQuery(parts.server, request),
       method: request.method,
       headers,
       ...(request.signal === undefined ? {} : { signal: request.signal }),
