@@ -23,7 +23,7 @@ import {
   SEGMENT,
   storageClass,
   TOPOLOGY_KEY,
-} from "./test_builders.ts";
+} from "../../tests/builders/capacity.ts";
 
 const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 const never = new AbortController().signal;

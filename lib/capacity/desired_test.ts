@@ -6,7 +6,7 @@ import {
   observedCapacity,
 } from "./desired.ts";
 import { formatSegment, nodeTopology, selectsSegment, sortedSegment } from "./segment.ts";
-import { DRIVER, SEGMENT, storageClass, TOPOLOGY_KEY } from "./test_builders.ts";
+import { DRIVER, SEGMENT, storageClass, TOPOLOGY_KEY } from "../../tests/builders/capacity.ts";
 
 const OPTIONS = { driverName: DRIVER, immediateBinding: false };
 

@@ -1,7 +1,13 @@
 import { deepStrictEqual } from "node:assert/strict";
 import type { OwnerReference } from "../kube/storage_capacity.ts";
 import { type CapacityPlan, type CapacityPlanInput, planCapacityChanges } from "./plan.ts";
-import { capacityObject, GiB, LABELS, SEGMENT, TOPOLOGY_KEY } from "./test_builders.ts";
+import {
+  capacityObject,
+  GiB,
+  LABELS,
+  SEGMENT,
+  TOPOLOGY_KEY,
+} from "../../tests/builders/capacity.ts";
 
 const NODE_OWNER: OwnerReference = {
   apiVersion: "v1",

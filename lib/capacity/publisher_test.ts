@@ -8,12 +8,12 @@ import type { CacheChange } from "../kube/informer.ts";
 import type { StorageClass } from "../kube/objects.ts";
 import type { StorageCapacity } from "../kube/storage_capacity.ts";
 import { createLogger } from "../log/logger.ts";
-import { eventually, flush, gate } from "../queue/test_support.ts";
+import { eventually, flush, gate } from "../../tests/fakes/async.ts";
 import { WorkQueue } from "../queue/work_queue.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import { WriteEchoes } from "./echoes.ts";
 import { CapacityPublisher, type CapacitySyncer, poolChanging } from "./publisher.ts";
-import { capacityObject, DRIVER, storageClass } from "./test_builders.ts";
+import { capacityObject, DRIVER, storageClass } from "../../tests/builders/capacity.ts";
 
 const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 

@@ -26,7 +26,7 @@ import {
   provisionOptions,
   storageClass,
   TOPOLOGY_KEY,
-} from "./test_builders.ts";
+} from "../../tests/builders/provision.ts";
 
 const KEY = "apps/data";
 const PV_NAME = `pvc-${CLAIM_UID}`;

@@ -6,7 +6,7 @@ import {
   decideClaim,
   screenClaim,
 } from "./decide.ts";
-import { claim, DRIVER, NODE, storageClass } from "./test_builders.ts";
+import { claim, DRIVER, NODE, storageClass } from "../../tests/builders/provision.ts";
 
 const OPTIONS: ClaimDecisionOptions = {
   driverName: DRIVER,

@@ -6,7 +6,7 @@ import {
   finalizerChange,
   noAffinityMessage,
 } from "./delete_decide.ts";
-import { storageClass } from "./test_builders.ts";
+import { storageClass } from "../../tests/builders/provision.ts";
 
 const KEY = "topology.test.csi.k8s.io/node";
 const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";

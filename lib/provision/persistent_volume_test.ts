@@ -16,7 +16,7 @@ import {
   provisionOptions,
   storageClass,
   TOPOLOGY_KEY,
-} from "./test_builders.ts";
+} from "../../tests/builders/provision.ts";
 
 const VOLUME = `pvc-${CLAIM_UID}`;
 const IDENTITY = "1700000000000-1234-hostpath.csi.k8s.io-node-a";

@@ -9,7 +9,7 @@ import {
   storageClass,
   TOPOLOGY_KEY,
   volumeAttributesClass,
-} from "./test_builders.ts";
+} from "../../tests/builders/provision.ts";
 
 const AT_CLAIM = '(PersistentVolumeClaim "apps/data"';
 const AT_CLASS = '(StorageClass "fast"';

@@ -9,7 +9,7 @@ import {
   storageClass,
   TOPOLOGY_KEY,
   volumeAttributesClass,
-} from "./test_builders.ts";
+} from "../../tests/builders/provision.ts";
 
 const VOLUME = `pvc-${CLAIM_UID}`;
 const OWN = { segments: { [TOPOLOGY_KEY]: NODE } };

@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { Registry } from "prom-client";
-import { FakeClock } from "./fake_clock.ts";
+import { FakeClock } from "../../tests/fakes/clock.ts";
 import { createWorkQueueMetrics, WORKQUEUE_DURATION_BUCKETS } from "./prometheus_metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate_limiters.ts";
 import { WorkQueue } from "./work_queue.ts";

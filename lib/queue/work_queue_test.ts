@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { FakeClock } from "./fake_clock.ts";
+import { FakeClock } from "../../tests/fakes/clock.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate_limiters.ts";
-import { peek, PENDING } from "./test_support.ts";
+import { peek, PENDING } from "../../tests/fakes/async.ts";
 import { WorkQueue } from "./work_queue.ts";
 
 function fakeQueue(): { queue: WorkQueue; clock: FakeClock } {

@@ -1,8 +1,8 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { createLogger } from "../log/logger.ts";
-import { FakeClock } from "./fake_clock.ts";
+import { FakeClock } from "../../tests/fakes/clock.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate_limiters.ts";
-import { eventually, flush, gate, peek, PENDING } from "./test_support.ts";
+import { eventually, flush, gate, peek, PENDING } from "../../tests/fakes/async.ts";
 import { WorkQueue } from "./work_queue.ts";
 import { type HandleOutcome, runWorkers, type WorkerLogger } from "./workers.ts";
 

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { FakeClock } from "./fake_clock.ts";
+import { FakeClock } from "./clock.ts";
 
 Deno.test("FakeClock fires due timers in deadline order, each at its own time", () => {
   const clock = new FakeClock(1000);

@@ -2,7 +2,7 @@
  * Deterministic time for tests of anything that takes a QueueClock: time only
  * moves when the test calls advance(), and timers fire in deadline order.
  */
-import type { QueueClock } from "./clock.ts";
+import type { QueueClock } from "../../lib/queue/clock.ts";
 
 interface FakeTimer {
   id: number;

@@ -2,8 +2,8 @@
  * Builders for the provisioning tests: a claim, a class and the options a
  * node agent runs with, each overridable field by field.
  */
-import type { Claim, StorageClass, VolumeAttributesClass } from "../kube/objects.ts";
-import type { ProvisionOptions } from "./request.ts";
+import type { Claim, StorageClass, VolumeAttributesClass } from "../../lib/kube/objects.ts";
+import type { ProvisionOptions } from "../../lib/provision/request.ts";
 
 export const DRIVER = "hostpath.csi.k8s.io";
 export const NODE = "node-a";
