@@ -10,7 +10,7 @@ import type { CsiCaller } from "../csi/connection.ts";
 import { Informer } from "../kube/informer.ts";
 import type { StorageClass } from "../kube/objects.ts";
 import type { KubeRest } from "../kube/rest.ts";
-import { TokenBucket } from "../kube/token_bucket.ts";
+import { TokenBucket } from "../queue/token_bucket.ts";
 import {
   createStorageCapacity,
   deleteStorageCapacity,

@@ -8,6 +8,7 @@
  * enqueue work.
  */
 import type { Logger } from "../log/logger.ts";
+import { type BackoffBounds, exponentialDelay } from "../queue/backoff.ts";
 import { sleep } from "../runtime/sleep.ts";
 import { objectKey } from "./objects.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
@@ -37,8 +38,8 @@ export interface InformerOptions<T> {
   resourceVersionOf: (object: T) => string;
   logger: Logger;
   pageSize?: number;
-  /** Restart delays after errors. */
-  backoff?: { initialMs: number; maxMs: number };
+  /** Restart delays after errors: base·2^(failures-1), capped (client-go's reflector: 1 s to 30 s). */
+  backoff?: BackoffBounds;
   /** A watch that delivers nothing (not even a bookmark) for this long is restarted. */
   staleAfterMs?: number;
   random?: () => number;
@@ -114,7 +115,7 @@ export class Informer<T> {
 
   /** Lists and watches until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
-    const backoff = this.#options.backoff ?? { initialMs: 1000, maxMs: 30_000 };
+    const backoff = this.#options.backoff ?? { baseMs: 1000, maxMs: 30_000 };
     let failures = 0;
     while (!signal.aborted) {
       try {
@@ -133,7 +134,7 @@ export class Informer<T> {
         }
         failures++;
         this.#restarts++;
-        const delay = Math.min(backoff.maxMs, backoff.initialMs * 2 ** (failures - 1));
+        const delay = exponentialDelay(failures - 1, backoff);
         this.#options.logger.warn(
           { resource: this.#options.resource, err: error, retryInMs: delay },
           "List/watch failed, restarting",

@@ -73,7 +73,7 @@ function informer(rest: KubeRest) {
         : { name: object.metadata.name, rv: object.metadata.resourceVersion ?? "" },
     resourceVersionOf: (object) => object.rv,
     logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
-    backoff: { initialMs: 5, maxMs: 20 },
+    backoff: { baseMs: 5, maxMs: 20 },
     staleAfterMs: 1234,
     pageSize: 2,
     random: () => 0,

@@ -18,7 +18,7 @@ import { fetchJson, fetchLines } from "./rest_fetch.ts";
 import { apiError, type StreamOptions } from "./rest_types.ts";
 
 export { hasStatus, KubeApiError, type StreamOptions } from "./rest_types.ts";
-import { type Priority, TokenBucket } from "./token_bucket.ts";
+import { type Priority, TokenBucket } from "../queue/token_bucket.ts";
 
 /** One API request. */
 export interface KubeRequest {

@@ -1,18 +1,19 @@
 /**
- * The time source of a work queue. Injected so that tests drive delays with
- * fake time instead of sleeping, and so that every pending timer can be
+ * The one time source of the agent's timers: work queues, the token bucket
+ * and the rate limiters take it, so that tests drive delays with fake time
+ * (tests/fakes/clock.ts) instead of sleeping, and every pending timer can be
  * accounted for at shutdown.
  */
 
 /** Milliseconds and timers; `schedule` returns the function that cancels the timer. */
-export interface QueueClock {
+export interface Clock {
   /** Monotonic milliseconds; only differences are meaningful. */
   now(): number;
   schedule(callback: () => void, ms: number): () => void;
 }
 
 /** Wall time: performance.now() is monotonic, so NTP steps do not shift delays. */
-export const realClock: QueueClock = {
+export const realClock: Clock = {
   now: () => performance.now(),
   schedule: (callback, ms) => {
     const timer = setTimeout(callback, ms);

@@ -3,7 +3,7 @@
  * one entry per key (the earliest time wins), and a single timer armed for the
  * earliest entry.
  */
-import type { QueueClock } from "./clock.ts";
+import type { Clock } from "./clock.ts";
 
 interface Entry {
   key: string;
@@ -18,7 +18,7 @@ function before(a: Entry, b: Entry): boolean {
 
 /** Keys waiting to be added; `onReady` receives each once its time has come. */
 export class DelayedAdds {
-  readonly #clock: QueueClock;
+  readonly #clock: Clock;
   readonly #onReady: (key: string) => void;
   /** The authoritative time per key; heap entries that disagree are stale and skipped. */
   readonly #readyAt = new Map<string, number>();
@@ -26,7 +26,7 @@ export class DelayedAdds {
   #seq = 0;
   #timer: { deadline: number; cancel: () => void } | undefined;
 
-  constructor(clock: QueueClock, onReady: (key: string) => void) {
+  constructor(clock: Clock, onReady: (key: string) => void) {
     this.#clock = clock;
     this.#onReady = onReady;
   }

@@ -1,10 +1,11 @@
 /**
- * client-go's workqueue rate limiters, plus external-provisioner's jittered
- * variant. `when(key)` answers how long to wait before the key is retried and
- * counts the attempt; `forget(key)` ends the tracking once the key succeeded.
+ * client-go's workqueue rate limiters. `when(key)` answers how long to wait
+ * before the key is retried and counts the attempt; `forget(key)` ends the
+ * tracking once the key succeeded.
  */
+import { exponentialDelay } from "./backoff.ts";
 import { realClock } from "./clock.ts";
-import { exponentialDelay, jitteredDelay, reserveToken, type TokenBucket } from "./backoff.ts";
+import { TokenBucket } from "./token_bucket.ts";
 
 /** How long a key waits before its next attempt, in milliseconds. */
 export interface RateLimiter {
@@ -41,55 +42,20 @@ export class ItemExponentialFailureRateLimiter implements RateLimiter {
 }
 
 /**
- * external-provisioner's newItemExponentialFailureRateLimiterWithJitter
- * (pkg/controller/ratelimiter.go): the exponential wait minus base·random().
- */
-export class ItemExponentialFailureRateLimiterWithJitter implements RateLimiter {
-  readonly #exponential: ItemExponentialFailureRateLimiter;
-  readonly #baseMs: number;
-  readonly #random: () => number;
-
-  /** `random` returns a number in [0, 1); Math.random unless a test injects one. */
-  constructor(baseMs: number, maxMs: number, options: { random?: () => number } = {}) {
-    this.#exponential = new ItemExponentialFailureRateLimiter(baseMs, maxMs);
-    this.#baseMs = baseMs;
-    this.#random = options.random ?? Math.random;
-  }
-
-  when(key: string): number {
-    const delayMs = this.#exponential.when(key);
-    return jitteredDelay(delayMs, { baseMs: this.#baseMs, random: this.#random() });
-  }
-
-  forget(key: string): void {
-    this.#exponential.forget(key);
-  }
-
-  numRequeues(key: string): number {
-    return this.#exponential.numRequeues(key);
-  }
-}
-
-/**
  * client-go's BucketRateLimiter: one token bucket shared by all keys, which
  * bounds the overall retry rate; it tracks no key.
  */
 export class TokenBucketRateLimiter implements RateLimiter {
-  readonly #limits: { qps: number; burst: number };
-  readonly #now: () => number;
-  #bucket: TokenBucket;
+  readonly #bucket: TokenBucket;
 
   constructor(qps: number, burst: number, options: { now?: () => number } = {}) {
-    this.#limits = { qps, burst };
-    this.#now = options.now ?? realClock.now;
+    const clock = { ...realClock, now: options.now ?? realClock.now };
     // x/time/rate starts with a full bucket.
-    this.#bucket = { tokens: burst, lastMs: this.#now() };
+    this.#bucket = new TokenBucket({ qps, burst, clock });
   }
 
   when(_key: string): number {
-    const reserved = reserveToken(this.#bucket, { ...this.#limits, nowMs: this.#now() });
-    this.#bucket = reserved.bucket;
-    return reserved.delayMs;
+    return this.#bucket.reserve();
   }
 
   forget(_key: string): void {}

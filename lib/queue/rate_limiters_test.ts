@@ -2,7 +2,6 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import {
   defaultControllerRateLimiter,
   ItemExponentialFailureRateLimiter,
-  ItemExponentialFailureRateLimiterWithJitter,
   MaxOfRateLimiter,
   type RateLimiter,
   TokenBucketRateLimiter,
@@ -21,44 +20,6 @@ Deno.test("ItemExponentialFailureRateLimiter doubles per key, caps, and forget()
   strictEqual(limiter.numRequeues("a"), 0);
   strictEqual(limiter.when("a"), 1);
   strictEqual(limiter.numRequeues("b"), 2);
-});
-
-Deno.test("the jittered limiter waits (0, base] first, then (base, 2·base], capped (max-base, max]", () => {
-  const baseMs = 1000;
-  const maxMs = 8000;
-  const bounds: [low: number, high: number][] = [
-    [0, 1000],
-    [1000, 2000],
-    [3000, 4000],
-    [7000, 8000],
-    [7000, 8000],
-    [7000, 8000],
-  ];
-  // The extremes of [0, 1) and a middle value; "low" is exclusive, "high" inclusive.
-  for (const random of [0, 0.5, 0.999_999]) {
-    const limiter = new ItemExponentialFailureRateLimiterWithJitter(baseMs, maxMs, {
-      random: () => random,
-    });
-    for (const [attempt, [low, high]] of bounds.entries()) {
-      const wait = limiter.when("pvc");
-      strictEqual(
-        wait > low && wait <= high,
-        true,
-        `attempt ${attempt}: ${wait} (random ${random})`,
-      );
-    }
-    strictEqual(limiter.numRequeues("pvc"), bounds.length);
-    limiter.forget("pvc");
-    strictEqual(limiter.numRequeues("pvc"), 0);
-  }
-});
-
-Deno.test("the jittered limiter subtracts exactly base·random", () => {
-  const randoms = [0.1, 0.2, 0.3];
-  const limiter = new ItemExponentialFailureRateLimiterWithJitter(100, 10_000, {
-    random: () => randoms.shift() ?? 0,
-  });
-  deepStrictEqual(whenTimes(limiter, "k", 4), [90, 180, 370, 800]);
 });
 
 Deno.test("TokenBucketRateLimiter lets a burst through, then spaces keys at 1/qps, for all keys", () => {

@@ -4,7 +4,7 @@
  * (processing set), and a key added while it is processed runs again after
  * done(). Delayed adds keep the earliest time per key.
  */
-import { type QueueClock, realClock } from "./clock.ts";
+import { type Clock, realClock } from "./clock.ts";
 import { DelayedAdds } from "./delayed_adds.ts";
 import { KeyFifo } from "./key_fifo.ts";
 import { noQueueMetrics, type QueueMetricsSink } from "./queue_metrics.ts";
@@ -13,7 +13,7 @@ import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiters.
 /** Collaborators of a queue; each has a production default. */
 export interface WorkQueueOptions {
   /** Real time unless a test injects a FakeClock. */
-  clock?: QueueClock;
+  clock?: Clock;
   /** client-go's DefaultTypedControllerRateLimiter, on the queue's clock, unless given. */
   rateLimiter?: RateLimiter;
   /** Reports nothing unless given (see createWorkQueueMetrics). */

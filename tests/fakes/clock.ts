@@ -1,8 +1,8 @@
 /**
- * Deterministic time for tests of anything that takes a QueueClock: time only
+ * Deterministic time for tests of anything that takes a Clock: time only
  * moves when the test calls advance(), and timers fire in deadline order.
  */
-import type { QueueClock } from "../../lib/queue/clock.ts";
+import type { Clock } from "../../lib/queue/clock.ts";
 
 interface FakeTimer {
   id: number;
@@ -10,8 +10,8 @@ interface FakeTimer {
   callback: () => void;
 }
 
-/** A QueueClock whose time the test moves by hand. */
-export class FakeClock implements QueueClock {
+/** A Clock whose time the test moves by hand. */
+export class FakeClock implements Clock {
   #now: number;
   #nextId = 0;
   #timers = new Map<number, FakeTimer>();

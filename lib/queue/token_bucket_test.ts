@@ -1,32 +1,13 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { type BucketClock, TokenBucket } from "./token_bucket.ts";
+import { FakeClock } from "../../tests/fakes/clock.ts";
+import { reserveToken, TokenBucket } from "./token_bucket.ts";
 
-/** A manual clock: timers fire only when the test advances time. */
+/** The fake clock, with a turn of the microtask queue after each move so that grants settle. */
 function manualClock() {
-  let now = 0;
-  const timers = new Map<number, { at: number; callback: () => void }>();
-  let nextId = 1;
-  const clock: BucketClock = {
-    now: () => now,
-    setTimeout: (callback, ms) => {
-      const id = nextId++;
-      timers.set(id, { at: now + ms, callback });
-      return id;
-    },
-    clearTimeout: (handle) => timers.delete(handle as number),
-  };
+  const clock = new FakeClock();
   const advance = async (ms: number) => {
-    const end = now + ms;
-    for (;;) {
-      const due = [...timers].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (due === undefined) break;
-      timers.delete(due[0]);
-      now = due[1].at;
-      due[1].callback();
-      await Promise.resolve();
-    }
-    now = end;
-    await Promise.resolve();
+    clock.advance(ms);
+    for (let turn = 0; turn < 3; turn++) await Promise.resolve();
   };
   return { clock, advance };
 }
@@ -72,4 +53,29 @@ Deno.test("TokenBucket.take() resolves false when aborted or closed", async () =
   bucket.close();
   strictEqual(await closed, false);
   strictEqual(bucket.waiting, 0);
+});
+
+Deno.test("reserveToken() spends the burst, then waits 1/qps per token, refilling with time", () => {
+  const limits = { qps: 10, burst: 2 };
+  const steps: [nowMs: number, expectedDelayMs: number][] = [
+    [0, 0], // full bucket: 2 tokens
+    [0, 0],
+    [0, 100], // 1 token of debt at 10 qps
+    [0, 200],
+    [250, 50], // 0.25 s refilled 2.5 tokens: -2 + 2.5 - 1 = -0.5
+    [10_000, 0], // refill stops at burst
+    [10_000, 0],
+    [10_000, 100],
+  ];
+  let bucket = { tokens: limits.burst, lastMs: 0 };
+  for (const [index, [nowMs, expectedDelayMs]] of steps.entries()) {
+    const reserved = reserveToken(bucket, { ...limits, nowMs });
+    strictEqual(Math.round(reserved.delayMs * 1e6) / 1e6, expectedDelayMs, `step ${index}`);
+    bucket = reserved.bucket;
+  }
+});
+
+Deno.test("reserveToken() refills nothing when the clock goes backwards", () => {
+  const reserved = reserveToken({ tokens: 0, lastMs: 1000 }, { qps: 10, burst: 5, nowMs: 500 });
+  deepStrictEqual(reserved, { bucket: { tokens: -1, lastMs: 1000 }, delayMs: 100 });
 });
