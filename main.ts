@@ -183,8 +183,7 @@ async function startControllers(
     env: options.env,
   });
   const rest = createKubeRest(credentials, {
-    qps: config.kubeApiQps,
-    burst: config.kubeApiBurst,
+    budget: { qps: config.kubeApiQps, burst: config.kubeApiBurst },
     userAgent: `${PROGRAM}/${VERSION}`,
   });
   life.onClose(() => rest.close());
@@ -369,7 +368,10 @@ async function startCapacity(agent: Agent, parts: Parts): Promise<CapacityPublis
     options: capacityOptions(config, parts.driver),
     rest: parts.rest,
     writesClient: (limits) =>
-      createKubeRest(parts.credentials, { ...limits, userAgent: `${PROGRAM}/${VERSION} capacity` }),
+      createKubeRest(parts.credentials, {
+        budget: limits,
+        userAgent: `${PROGRAM}/${VERSION} capacity`,
+      }),
     csi: agent.connection,
     classes: parts.caches.classes,
     registry: agent.metrics.registry,

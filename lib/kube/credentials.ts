@@ -11,13 +11,14 @@
  * (in-cluster credentials) neither is ever loaded.
  */
 import { readFileSync } from "node:fs";
-import { dirname, isAbsolute, join } from "node:path";
 import type https from "node:https";
+import { dirname, isAbsolute, join } from "node:path";
+import type { TlsSettings } from "../runtime/platform.ts";
 
 /** TLS settings and authorization headers for one API server. */
 export interface KubeCredentials {
   server: URL;
-  tls: Pick<https.AgentOptions, "ca" | "cert" | "key" | "rejectUnauthorized" | "servername">;
+  tls: TlsSettings;
   /** The Authorization header (and any other), re-read when it can change. */
   headers(): Promise<Record<string, string>>;
 }

@@ -11,7 +11,8 @@ import type { Logger } from "../log/logger.ts";
 import { type BackoffBounds, exponentialDelay } from "../queue/backoff.ts";
 import { sleep } from "../runtime/sleep.ts";
 import { objectKey } from "./objects.ts";
-import { hasStatus, type KubeRest } from "./rest.ts";
+import { hasStatus } from "./rest_types.ts";
+import type { KubeRest } from "./rest.ts";
 
 /** A change seen by the informer. */
 export interface CacheChange<T> {
@@ -154,7 +155,7 @@ export class Informer<T> {
         path: this.#options.path,
         query: this.#selectors({ limit: this.#options.pageSize ?? 500, continue: continueToken }),
         signal,
-        continuation: continueToken !== undefined,
+        unmetered: continueToken !== undefined,
       });
       for (const raw of page.items ?? []) {
         const object = this.#options.trim(raw);

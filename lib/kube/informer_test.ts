@@ -106,7 +106,7 @@ Deno.test("Informer lists in pages, keeps only what trim keeps, then reports syn
   deepStrictEqual(changes, ["add ns/a", "add ns/c"]);
   strictEqual(seen.lists[1]?.query?.["continue"], "page-1");
   deepStrictEqual(
-    seen.lists.map((request) => request.continuation),
+    seen.lists.map((request) => request.unmetered),
     [false, true],
     "only the first page of a list counts against the API budget",
   );

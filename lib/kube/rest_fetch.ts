@@ -1,12 +1,12 @@
 /**
- * The REST client's transport over the runtime's native fetch (Bun: its
- * native HTTP client, several times cheaper in CPU per request than Bun's
- * JavaScript node:https). The TLS settings come with the fetch function
- * (lib/runtime/platform.ts tlsFetch()).
+ * The REST client's one transport: the runtime's native fetch, with the TLS
+ * settings bound to the fetch function (lib/runtime/platform.ts tlsFetch()).
+ * One request with a JSON answer, or one streaming GET split into lines.
  */
 import type { FetchLike } from "../runtime/platform.ts";
 import { apiError, type StreamOptions } from "./rest_types.ts";
 
+/** One request, ready for fetch. */
 export interface FetchParts {
   fetch: FetchLike;
   url: string;
@@ -44,7 +44,8 @@ export async function fetchJson(parts: FetchParts, timeoutMs: number): Promise<u
 /**
  * A streaming GET (watch): lines as they arrive. Errors before the answer
  * reject; once it streams, any end (the server's, an error, no byte for
- * inactivityMs, the caller's abort) resolves, as the node:https transport does.
+ * inactivityMs, the caller's abort) resolves: the informer then starts a new
+ * watch from the last resourceVersion.
  */
 export async function fetchLines(parts: FetchParts, options: StreamOptions): Promise<void> {
   const controller = new AbortController();

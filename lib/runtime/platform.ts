@@ -61,30 +61,81 @@ export function serveHttp(endpoint: string, handler: FetchHandler): HttpListener
 /** fetch() with the TLS settings bound. */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
-/** TLS settings of one API server (node:https agent option names). */
+/** TLS settings of one API server, as a kubeconfig or the ServiceAccount gives them. */
 export interface TlsSettings {
-  /** PEM text or buffers, passed through as given. */
-  ca?: unknown;
-  cert?: unknown;
-  key?: unknown;
+  /** PEM text or buffers. */
+  ca?: string | Uint8Array | undefined;
+  cert?: string | Uint8Array | undefined;
+  key?: string | Uint8Array | undefined;
+  /** false: insecure-skip-tls-verify. */
   rejectUnauthorized?: boolean | undefined;
+  /** tls-server-name: the name the server's certificate is checked against. */
   servername?: string | undefined;
 }
 
+/** fetch() bound to one API server's TLS settings, and the release of what it holds. */
+export interface TlsFetch {
+  fetch: FetchLike;
+  close(): void;
+}
+
+interface DenoHttp {
+  createHttpClient(options: {
+    caCerts?: string[];
+    cert?: string;
+    key?: string;
+    http2?: boolean;
+  }): { close(): void };
+}
+
 /**
- * Bun's native fetch with these TLS settings (its `tls` request option), or
- * undefined elsewhere: Deno's fetch cannot skip verification per client, so
- * Deno keeps node:https. Under Bun the native client costs a fraction of the
- * CPU of Bun's JavaScript node:https per request (bench/README.md).
+ * The runtime's native fetch with these TLS settings: the only part of the
+ * REST client that differs between runtimes. Bun (the shipped binary) takes
+ * them as fetch's `tls` option; Deno (development and unit tests) as an
+ * HTTP client made by Deno.createHttpClient, kept to HTTP/1.1 so that every
+ * watch has a connection of its own instead of a stream of one shared HTTP/2
+ * connection.
+ *
+ * Deno's client cannot skip certificate verification nor check another
+ * server name, so under Deno a kubeconfig with insecure-skip-tls-verify or
+ * tls-server-name is refused with a clear error. That costs nothing in
+ * production: the binary runs under Bun, which honours both.
  */
-export function tlsFetch(tls: TlsSettings): FetchLike | undefined {
-  if (runtimeName() !== "bun") return undefined;
-  const options = {
-    ...(tls.ca === undefined ? {} : { ca: tls.ca }),
-    ...(tls.cert === undefined ? {} : { cert: tls.cert }),
-    ...(tls.key === undefined ? {} : { key: tls.key }),
-    ...(tls.servername === undefined ? {} : { serverName: tls.servername }),
-    rejectUnauthorized: tls.rejectUnauthorized !== false,
+export function tlsFetch(tls: TlsSettings): TlsFetch {
+  const global = globalThis as { Deno?: DenoHttp; Bun?: unknown };
+  if (global.Bun !== undefined) {
+    const options = {
+      ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+      ...(tls.cert === undefined ? {} : { cert: tls.cert }),
+      ...(tls.key === undefined ? {} : { key: tls.key }),
+      ...(tls.servername === undefined ? {} : { serverName: tls.servername }),
+      rejectUnauthorized: tls.rejectUnauthorized !== false,
+    };
+    return {
+      fetch: (url, init) => fetch(url, { ...init, tls: options } as RequestInit),
+      close: () => {},
+    };
+  }
+  if (global.Deno !== undefined) return denoFetch(global.Deno, tls);
+  throw new Error("no TLS-capable fetch: run under Deno or Bun");
+}
+
+function denoFetch(deno: DenoHttp, tls: TlsSettings): TlsFetch {
+  if (tls.rejectUnauthorized === false || tls.servername !== undefined) {
+    throw new Error(
+      "insecure-skip-tls-verify and tls-server-name are not supported under Deno (the development runtime); the compiled binary (Bun) supports both",
+    );
+  }
+  const pem = (value: string | Uint8Array) =>
+    typeof value === "string" ? value : new TextDecoder().decode(value);
+  const client = deno.createHttpClient({
+    ...(tls.ca === undefined ? {} : { caCerts: [pem(tls.ca)] }),
+    ...(tls.cert === undefined ? {} : { cert: pem(tls.cert) }),
+    ...(tls.key === undefined ? {} : { key: pem(tls.key) }),
+    http2: false,
+  });
+  return {
+    fetch: (url, init) => fetch(url, { ...init, client } as RequestInit),
+    close: () => client.close(),
   };
-  return (url, init) => fetch(url, { ...init, tls: options } as RequestInit);
 }

@@ -1,0 +1,131 @@
+/**
+ * The REST client over the transport the binary ships (the runtime's fetch,
+ * with the TLS settings bound by lib/runtime/platform.ts), against a real
+ * HTTP server on a local port.
+ */
+import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
+import { TokenBucket } from "../queue/token_bucket.ts";
+import type { KubeCredentials } from "./credentials.ts";
+import { createKubeRest, KubeApiError, type KubeRest } from "./rest.ts";
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A server that records each request and answers from `answer`. */
+async function withServer(
+  answer: (request: Request) => Response,
+  test: (rest: KubeRest, seen: Seen[], bucket: TokenBucket) => Promise<void>,
+): Promise<void> {
+  const seen: Seen[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    seen.push({
+      method: req.method,
+      url: new URL(req.url).pathname + new URL(req.url).search,
+      headers: Object.fromEntries(req.headers),
+      body: await req.text(),
+    });
+    return answer(req);
+  });
+  const credentials: KubeCredentials = {
+    server: new URL(`http://127.0.0.1:${server.addr.port}/base/`),
+    tls: {},
+    headers: () => Promise.resolve({ authorization: "Bearer t0ken" }),
+  };
+  const bucket = new TokenBucket({ qps: 0.001, burst: 2 });
+  const rest = createKubeRest(credentials, { budget: bucket, userAgent: "agent/test" });
+  try {
+    await test(rest, seen, bucket);
+  } finally {
+    rest.close();
+    await server.shutdown();
+  }
+}
+
+Deno.test("request() sends the path, query, body and headers, and parses the JSON answer", async () => {
+  await withServer(() => Response.json({ kind: "PersistentVolume" }), async (rest, seen) => {
+    const answer = await rest.request({
+      method: "PATCH",
+      path: "/api/v1/persistentvolumes/pv-1",
+      query: { fieldManager: "agent", dryRun: undefined },
+      contentType: "application/merge-patch+json",
+      body: { metadata: { finalizers: null } },
+    });
+    deepStrictEqual(answer, { kind: "PersistentVolume" });
+    strictEqual(seen[0]?.method, "PATCH");
+    strictEqual(seen[0]?.url, "/base/api/v1/persistentvolumes/pv-1?fieldManager=agent");
+    strictEqual(seen[0]?.body, '{"metadata":{"finalizers":null}}');
+    strictEqual(seen[0]?.headers["content-type"], "application/merge-patch+json");
+    strictEqual(seen[0]?.headers["accept"], "application/json");
+    strictEqual(seen[0]?.headers["authorization"], "Bearer t0ken");
+    strictEqual(seen[0]?.headers["user-agent"], "agent/test");
+  });
+});
+
+Deno.test("request() rejects a non-2xx answer with KubeApiError and the Status reason", async () => {
+  const conflict = () =>
+    Response.json({ kind: "Status", reason: "AlreadyExists", message: "exists" }, { status: 409 });
+  await withServer(conflict, async (rest) => {
+    await rejects(rest.request({ method: "POST", path: "/api/v1/persistentvolumes", body: {} }), {
+      name: "KubeApiError",
+      status: 409,
+      reason: "AlreadyExists",
+      message: "exists",
+    });
+  });
+});
+
+Deno.test("stream() delivers the watch's lines as they arrive", async () => {
+  const watch = () =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          const encoder = new TextEncoder();
+          for (const chunk of ['{"type":"ADDED"', '}\n{"type":"BOOKMARK"}\n', "\n"]) {
+            controller.enqueue(encoder.encode(chunk));
+          }
+          controller.close();
+        },
+      }),
+    );
+  await withServer(watch, async (rest, seen) => {
+    const lines: string[] = [];
+    await rest.stream({ method: "GET", path: "/api/v1/pods", query: { watch: true } }, {
+      signal: new AbortController().signal,
+      onLine: (line) => lines.push(line),
+      inactivityMs: 5_000,
+    });
+    deepStrictEqual(lines, ['{"type":"ADDED"}', '{"type":"BOOKMARK"}']);
+    strictEqual(seen[0]?.url, "/base/api/v1/pods?watch=true");
+  });
+});
+
+Deno.test("stream() rejects a refused watch (410 Gone) with KubeApiError", async () => {
+  const gone = () => Response.json({ kind: "Status", reason: "Expired" }, { status: 410 });
+  await withServer(gone, async (rest) => {
+    await rejects(
+      rest.stream({ method: "GET", path: "/api/v1/pods" }, {
+        signal: new AbortController().signal,
+        onLine: () => {},
+        inactivityMs: 5_000,
+      }),
+      (error: unknown) => error instanceof KubeApiError && error.status === 410,
+    );
+  });
+});
+
+Deno.test("requests take a token from the budget; unmetered ones do not, a cancelled wait sends nothing", async () => {
+  await withServer(() => new Response(""), async (rest, seen, bucket) => {
+    strictEqual(await rest.request({ method: "GET", path: "/a" }), undefined);
+    strictEqual(await rest.request({ method: "GET", path: "/b", unmetered: true }), undefined);
+    strictEqual(await bucket.take(), true, "the second token of the burst was left");
+    const stop = new AbortController();
+    const waiting = rest.request({ method: "GET", path: "/c", signal: stop.signal });
+    stop.abort();
+    await rejects(waiting, /Kubernetes request GET \/c cancelled/);
+    deepStrictEqual(seen.map((request) => request.url), ["/base/a", "/base/b"]);
+  });
+});
