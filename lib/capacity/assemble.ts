@@ -8,17 +8,17 @@
 import type { Registry } from "prom-client";
 import type { CsiCaller } from "../csi/connection.ts";
 import { Informer } from "../kube/informer.ts";
-import type { StorageClass } from "../kube/objects.ts";
+import type { StorageClass } from "../model/objects.ts";
 import type { KubeRest } from "../kube/rest.ts";
 import { TokenBucket } from "../queue/token_bucket.ts";
 import {
   createStorageCapacity,
   deleteStorageCapacity,
-  type StorageCapacity,
   storageCapacityPath,
   trimStorageCapacity,
   updateStorageCapacity,
 } from "../kube/storage_capacity.ts";
+import { type StorageCapacity } from "../model/storage_capacity.ts";
 import type { Logger } from "../log/logger.ts";
 import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "../queue/rate_limiters.ts";

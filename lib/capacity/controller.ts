@@ -5,8 +5,8 @@
  * worker pool as a value; nothing here loops or sleeps on its own.
  */
 import type { GetCapacityResponse, Segments } from "../csi/types.ts";
-import type { StorageClass } from "../kube/objects.ts";
-import type { StorageCapacity } from "../kube/storage_capacity.ts";
+import type { StorageClass } from "../model/objects.ts";
+import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { Logger } from "../log/logger.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import {

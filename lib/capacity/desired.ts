@@ -5,7 +5,8 @@
  * each of them (§5.4).
  */
 import type { GetCapacityRequest, GetCapacityResponse, Segments } from "../csi/types.ts";
-import type { StorageClass } from "../kube/objects.ts";
+import { CSI_PARAMETER_PREFIX } from "../model/keys.ts";
+import type { StorageClass } from "../model/objects.ts";
 
 /** Which classes get capacity objects. */
 export interface DesiredOptions {
@@ -13,9 +14,6 @@ export interface DesiredOptions {
   /** --capacity-for-immediate-binding */
   immediateBinding: boolean;
 }
-
-/** Keys with this prefix are for the provisioner, not for the driver. */
-const RESERVED_PREFIX = "csi.storage.k8s.io/";
 
 /**
  * Whether the class gets an object. As upstream: the class's provisioner is
@@ -58,7 +56,7 @@ export function getCapacityRequest(
 ): GetCapacityRequest {
   const parameters: Record<string, string> = {};
   for (const [key, value] of Object.entries(storageClass.parameters ?? {})) {
-    if (!key.startsWith(RESERVED_PREFIX)) parameters[key] = value;
+    if (!key.startsWith(CSI_PARAMETER_PREFIX)) parameters[key] = value;
   }
   return {
     volume_capabilities: [],

@@ -5,9 +5,7 @@
  * getNameWithMaxLength), so that objects written by upstream's sidecar on a
  * node are adopted by this agent and the other way round.
  */
-
-export const DRIVER_NAME_LABEL = "csi.storage.k8s.io/drivername";
-export const MANAGED_BY_LABEL = "csi.storage.k8s.io/managed-by";
+import { DRIVER_NAME_LABEL, MANAGED_BY_LABEL } from "../model/keys.ts";
 
 /** The managed-by value of upstream's central mode, and the base of the node-mode value. */
 export const MANAGED_BY_BASE = "external-provisioner";

@@ -4,7 +4,7 @@
  * `controller: true`, never blockOwnerDeletion (which would need delete
  * permission on the owner).
  */
-import type { OwnerReference } from "../kube/storage_capacity.ts";
+import type { OwnerReference } from "../model/objects.ts";
 
 /** A controller reference to the object. */
 export function controllerReference(

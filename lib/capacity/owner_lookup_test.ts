@@ -1,6 +1,6 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import type { ObjectIdentity, ObjectRef } from "../kube/owner_objects.ts";
-import type { OwnerReference } from "../kube/storage_capacity.ts";
+import type { OwnerReference } from "../model/objects.ts";
 import { createLogger } from "../log/logger.ts";
 import { lookupPodOwner, type OwnerReads, resolveOwner } from "./owner_lookup.ts";
 

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import type { OwnerReference } from "../kube/storage_capacity.ts";
+import type { OwnerReference } from "../model/objects.ts";
 import {
   controllerOf,
   controllerReference,

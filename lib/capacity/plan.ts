@@ -14,13 +14,13 @@
  *   equal → no write at all; otherwise one update of what differs.
  */
 import type { Segments } from "../csi/types.ts";
-import { formatBinarySI, parseQuantity } from "../kube/quantity.ts";
+import { formatBinarySI, parseQuantity } from "../model/quantity.ts";
 import type {
   NewStorageCapacity,
-  OwnerReference,
   StorageCapacity,
   StorageCapacityChange,
-} from "../kube/storage_capacity.ts";
+} from "../model/storage_capacity.ts";
+import type { OwnerReference } from "../model/objects.ts";
 import type { ObservedCapacity } from "./desired.ts";
 import { isControlledBy, withController } from "./owner.ts";
 import { nodeTopology, selectsSegment } from "./segment.ts";

@@ -5,13 +5,12 @@
  * pass small fakes.
  */
 import type { GetCapacityRequest, GetCapacityResponse } from "../csi/types.ts";
-import type { StorageClass } from "../kube/objects.ts";
+import type { OwnerReference, StorageClass } from "../model/objects.ts";
 import type {
   NewStorageCapacity,
-  OwnerReference,
   StorageCapacity,
   StorageCapacityChange,
-} from "../kube/storage_capacity.ts";
+} from "../model/storage_capacity.ts";
 
 /** The StorageClass cache (shared with provisioning). */
 export interface ClassLookup {

@@ -6,8 +6,8 @@
  * until every desired object was published once.
  */
 import type { CacheChange } from "../kube/informer.ts";
-import type { StorageClass } from "../kube/objects.ts";
-import type { StorageCapacity } from "../kube/storage_capacity.ts";
+import type { StorageClass } from "../model/objects.ts";
+import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { Logger } from "../log/logger.ts";
 import type { CapacityRefresh } from "../provision/ports.ts";
 import type { WorkQueue } from "../queue/work_queue.ts";

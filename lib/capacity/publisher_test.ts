@@ -5,8 +5,8 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { CacheChange } from "../kube/informer.ts";
-import type { StorageClass } from "../kube/objects.ts";
-import type { StorageCapacity } from "../kube/storage_capacity.ts";
+import type { StorageClass } from "../model/objects.ts";
+import type { StorageCapacity } from "../model/storage_capacity.ts";
 import { createLogger } from "../log/logger.ts";
 import { eventually, flush, gate } from "../../tests/fakes/async.ts";
 import { WorkQueue } from "../queue/work_queue.ts";

@@ -6,7 +6,7 @@
  * maps does, so objects written by upstream in any order are still adopted.
  */
 import type { Segments } from "../csi/types.ts";
-import type { LabelSelector } from "../kube/storage_capacity.ts";
+import type { LabelSelector } from "../model/objects.ts";
 
 /** The segment with its keys in sorted order. */
 export function sortedSegment(segment: Segments): Segments {

@@ -5,7 +5,7 @@
  * echoes.ts), so that the next sync of the class starts from a cache that
  * holds them.
  */
-import type { NewStorageCapacity } from "../kube/storage_capacity.ts";
+import type { NewStorageCapacity } from "../model/storage_capacity.ts";
 import type { Logger } from "../log/logger.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import type { WriteEchoes } from "./echoes.ts";

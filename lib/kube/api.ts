@@ -3,9 +3,14 @@
  * Expected answers (AlreadyExists, NotFound, Conflict) are returned as
  * values; anything else is thrown as KubeApiError for the caller's retry.
  */
-import { ANN_SELECTED_NODE, PV_PROTECTION_FINALIZER } from "./annotations.ts";
+import { ANN_SELECTED_NODE, PV_PROTECTION_FINALIZER } from "../model/keys.ts";
 import type { RawObject } from "./informer.ts";
-import type { Claim, PersistentVolume, SecretReference, VolumeAttributesClass } from "./objects.ts";
+import type {
+  Claim,
+  PersistentVolume,
+  SecretReference,
+  VolumeAttributesClass,
+} from "../model/objects.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
 import { trimClaim } from "./trim.ts";
 

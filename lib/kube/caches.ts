@@ -5,7 +5,7 @@
 import type { Logger } from "../log/logger.ts";
 import { sleep } from "../runtime/sleep.ts";
 import { Informer } from "./informer.ts";
-import type { Claim, PersistentVolume, StorageClass } from "./objects.ts";
+import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import type { KubeRest } from "./rest.ts";
 import {
   type Attachment,

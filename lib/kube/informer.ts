@@ -10,7 +10,7 @@
 import type { Logger } from "../log/logger.ts";
 import { type BackoffBounds, exponentialDelay } from "../queue/backoff.ts";
 import { sleep } from "../runtime/sleep.ts";
-import { objectKey } from "./objects.ts";
+import { objectKey } from "../model/objects.ts";
 import { hasStatus } from "./rest_types.ts";
 import type { KubeRest } from "./rest.ts";
 

@@ -6,7 +6,7 @@
  */
 import type { RawObject } from "./informer.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
-import type { OwnerReference } from "./storage_capacity.ts";
+import type { OwnerReference } from "../model/objects.ts";
 
 /** An object's identity and owners. */
 export interface ObjectIdentity {

@@ -1,69 +1,18 @@
 /**
- * CSIStorageCapacity (storage.k8s.io/v1) as the capacity publisher keeps and
- * writes it: the trimmed shape its informer caches, and the three writes it
- * makes. Writes return what the API server answered as values where the
+ * CSIStorageCapacity (storage.k8s.io/v1) on the wire: the trim of what the
+ * capacity publisher's informer caches, and the three writes it makes. Writes return what the API server answered as values where the
  * answer is expected (NotFound, Conflict); anything else is thrown as
  * KubeApiError for the caller's retry.
  */
+import type {
+  NewStorageCapacity,
+  StorageCapacity,
+  StorageCapacityChange,
+} from "../model/storage_capacity.ts";
 import type { RawObject } from "./informer.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
 
 export const STORAGE_CAPACITY_API_VERSION = "storage.k8s.io/v1";
-
-/** An owner reference as the API carries it. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-/** A label selector; CSIStorageCapacity.nodeTopology. */
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-
-/** CSIStorageCapacity (trimmed when cached; complete enough to create). */
-export interface StorageCapacity {
-  metadata: {
-    name: string;
-    namespace: string;
-    uid: string;
-    resourceVersion: string;
-    creationTimestamp?: string;
-    deletionTimestamp?: string;
-    labels?: Record<string, string>;
-    ownerReferences?: OwnerReference[];
-  };
-  storageClassName: string;
-  nodeTopology?: LabelSelector;
-  /** A Kubernetes quantity, e.g. "10Gi". */
-  capacity?: string;
-  maximumVolumeSize?: string;
-}
-
-/** What a new object is made of; the API server picks the name from `generateName`. */
-export interface NewStorageCapacity {
-  metadata: {
-    generateName: string;
-    labels: Record<string, string>;
-    ownerReferences?: OwnerReference[];
-  };
-  storageClassName: string;
-  nodeTopology: LabelSelector;
-  capacity: string;
-  maximumVolumeSize?: string;
-}
-
-/** The fields an update changes; `null` removes maximumVolumeSize. */
-export interface StorageCapacityChange {
-  capacity: string;
-  maximumVolumeSize: string | null;
-  ownerReferences?: OwnerReference[];
-}
 
 /** Collection path of the objects in a namespace. */
 export function storageCapacityPath(namespace: string): string {

@@ -4,9 +4,9 @@
  * other nodes are not kept, so the cache grows with this node's volumes, not
  * with the cluster.
  */
-import { ANN_SELECTED_NODE } from "./annotations.ts";
+import { ANN_SELECTED_NODE } from "../model/keys.ts";
 import type { RawObject } from "./informer.ts";
-import type { Claim, Metadata, PersistentVolume, StorageClass } from "./objects.ts";
+import type { Claim, Metadata, PersistentVolume, StorageClass } from "../model/objects.ts";
 
 type Raw = RawObject;
 

@@ -4,7 +4,7 @@
  * after it (the PV, the cleanup of a too-small volume, saving, metrics).
  */
 import type { CreateVolumeResponse } from "../csi/types.ts";
-import type { Claim, StorageClass, VolumeAttributesClass } from "../kube/objects.ts";
+import type { Claim, StorageClass, VolumeAttributesClass } from "../model/objects.ts";
 import {
   claimSubject,
   type ProvisionControllerDeps,

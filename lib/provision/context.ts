@@ -3,7 +3,7 @@
  * dependencies, their options, and how a claim appears in events and metrics.
  */
 import type { EventRecorder, EventSubject } from "../kube/events.ts";
-import type { Claim } from "../kube/objects.ts";
+import type { Claim } from "../model/objects.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ClaimDecisionOptions } from "./decide.ts";
 import type { PersistentVolumeOptions } from "./persistent_volume.ts";

@@ -7,7 +7,7 @@
  */
 import { CsiError } from "../csi/status.ts";
 import type { CreateVolumeResponse } from "../csi/types.ts";
-import type { Claim, StorageClass } from "../kube/objects.ts";
+import type { Claim, StorageClass } from "../model/objects.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import { Attempt } from "./attempt.ts";
 import { claimStorageClassName } from "./claim_class.ts";

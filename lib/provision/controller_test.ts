@@ -11,7 +11,7 @@ import type {
   DeleteVolumeRequest,
 } from "../csi/types.ts";
 import type { EventRecord } from "../kube/events.ts";
-import type { Claim, PersistentVolume, StorageClass } from "../kube/objects.ts";
+import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { createLogger } from "../log/logger.ts";
 import { WorkQueue } from "../queue/work_queue.ts";
 import type { HandleOutcome } from "../queue/workers.ts";

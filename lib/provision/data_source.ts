@@ -4,8 +4,8 @@
  * not restore snapshots or clone volumes yet: such claims get a problem that
  * says so, instead of a CreateVolume without content.
  */
-import type { Claim, DataSourceReference } from "../kube/objects.ts";
-import { atClaim } from "./location.ts";
+import type { Claim, DataSourceReference } from "../model/objects.ts";
+import { atClaim } from "../model/messages.ts";
 import { type Problem, problem } from "./outcome.ts";
 
 /** The API group a VolumeSnapshot data source must have. */

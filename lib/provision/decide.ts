@@ -12,10 +12,10 @@ import {
   ANN_MIGRATED_TO,
   ANN_SELECTED_NODE,
   ANN_STORAGE_PROVISIONER,
-} from "../kube/annotations.ts";
-import type { Claim, StorageClass } from "../kube/objects.ts";
+} from "../model/keys.ts";
+import type { Claim, StorageClass } from "../model/objects.ts";
 import { claimStorageClassName } from "./claim_class.ts";
-import { atClaim, atClass } from "./location.ts";
+import { atClaim, atClass } from "../model/messages.ts";
 import { type Problem, problem } from "./outcome.ts";
 
 /** Who we are. */

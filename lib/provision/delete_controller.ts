@@ -6,11 +6,11 @@
  */
 import type { DeleteVolumeRequest } from "../csi/types.ts";
 import type { EventRecorder, EventSubject } from "../kube/events.ts";
-import type { PersistentVolume, SecretReference, StorageClass } from "../kube/objects.ts";
+import type { PersistentVolume, SecretReference, StorageClass } from "../model/objects.ts";
 import type { Logger } from "../log/logger.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import type { Segments } from "../csi/types.ts";
-import { PV_PROTECTION_FINALIZER } from "../kube/annotations.ts";
+import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
 import { decideDelete, type DeletionSecret, finalizerChange } from "./delete_decide.ts";
 import type { CapacityRefresh, Lookup } from "./ports.ts";
 

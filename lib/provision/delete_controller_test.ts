@@ -2,7 +2,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { CsiError } from "../csi/status.ts";
 import type { DeleteVolumeRequest } from "../csi/types.ts";
 import type { EventRecord } from "../kube/events.ts";
-import type { PersistentVolume } from "../kube/objects.ts";
+import type { PersistentVolume } from "../model/objects.ts";
 import { createLogger } from "../log/logger.ts";
 import { DeleteController } from "./delete_controller.ts";
 

@@ -5,8 +5,8 @@
  * calls these and carries the result out.
  */
 import type { Segments } from "../csi/types.ts";
-import { PV_PROTECTION_FINALIZER } from "../kube/annotations.ts";
-import type { PersistentVolume, SecretReference, StorageClass } from "../kube/objects.ts";
+import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
+import type { PersistentVolume, SecretReference, StorageClass } from "../model/objects.ts";
 import { volumeIsAccessible } from "../topology/affinity.ts";
 import { deletionSecretFromAnnotations } from "./secret_annotations.ts";
 import { resolveSecretReference } from "./secrets.ts";

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import type { PersistentVolume } from "../kube/objects.ts";
+import type { PersistentVolume } from "../model/objects.ts";
 import {
   decideDelete,
   deletionSecret,

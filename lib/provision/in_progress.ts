@@ -6,7 +6,7 @@
  * (upstream's claimsInProgress; upstream then saves a PV for the gone claim).
  */
 import type { CreateVolumeRequest } from "../csi/types.ts";
-import type { Claim } from "../kube/objects.ts";
+import type { Claim } from "../model/objects.ts";
 
 /** One operation that may still be running. */
 export interface InProgress {

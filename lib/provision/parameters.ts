@@ -4,9 +4,7 @@
  * are stripped (`removePrefixedParameters`), fsType is taken out of them, and
  * --extra-create-metadata adds the claim and PV names.
  */
-
-/** Keys with this prefix are the provisioner's, never the driver's. */
-export const CSI_PARAMETER_PREFIX = "csi.storage.k8s.io/";
+import { CSI_PARAMETER_PREFIX } from "../model/keys.ts";
 
 /** The current fsType key. */
 export const PREFIXED_FSTYPE_KEY = "csi.storage.k8s.io/fstype";
@@ -105,11 +103,6 @@ export function resolveFsType(
     value: value === "" ? options.defaultFstype : value,
     deprecatedKey: key !== undefined && key !== PREFIXED_FSTYPE_KEY ? key : undefined,
   };
-}
-
-/** Upstream's deprecation warning for an old parameter key. */
-export function deprecationWarning(deprecatedKey: string, newKey: string): string {
-  return `"${deprecatedKey}" is deprecated and will be removed in a future release, please use "${newKey}" instead`;
 }
 
 /** The --extra-create-metadata parameters added to the stripped ones. */

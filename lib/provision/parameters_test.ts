@@ -1,11 +1,11 @@
 import { deepStrictEqual } from "node:assert/strict";
 import {
-  deprecationWarning,
   RESERVED_PARAMETER_KEYS,
   resolveFsType,
   stripReservedParameters,
   withExtraCreateMetadata,
 } from "./parameters.ts";
+import { deprecationWarning } from "../model/messages.ts";
 
 Deno.test("stripReservedParameters() removes exactly the 17 reserved keys and keeps the rest", () => {
   const reserved = Object.fromEntries(RESERVED_PARAMETER_KEYS.map((key) => [key, "x"]));

@@ -8,9 +8,9 @@ import {
   ANN_PROVISIONED_BY,
   PROVISIONER_IDENTITY_KEY,
   PV_PROTECTION_FINALIZER,
-} from "../kube/annotations.ts";
-import type { Claim, CsiVolumeSource, PersistentVolume, StorageClass } from "../kube/objects.ts";
-import { formatBinarySI } from "../kube/quantity.ts";
+} from "../model/keys.ts";
+import type { Claim, CsiVolumeSource, PersistentVolume, StorageClass } from "../model/objects.ts";
+import { formatBinarySI } from "../model/quantity.ts";
 import { volumeNodeAffinity } from "../topology/affinity.ts";
 import { claimStorageClassName } from "./claim_class.ts";
 import { type Problem, problem } from "./outcome.ts";

@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
 import type { CreateVolumeResponse, Volume } from "../csi/types.ts";
-import type { Claim, StorageClass } from "../kube/objects.ts";
+import type { Claim, StorageClass } from "../model/objects.ts";
 import {
   buildPersistentVolume,
   orphanedVolumeMessage,

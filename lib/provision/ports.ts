@@ -14,7 +14,7 @@ import type {
   SecretReference,
   StorageClass,
   VolumeAttributesClass,
-} from "../kube/objects.ts";
+} from "../model/objects.ts";
 
 /** A read-only cache (an informer store). */
 export interface Lookup<T> {

@@ -8,7 +8,7 @@
  */
 import type { Logger } from "../log/logger.ts";
 import type { EventRecorder, EventSubject } from "../kube/events.ts";
-import type { PersistentVolume } from "../kube/objects.ts";
+import type { PersistentVolume } from "../model/objects.ts";
 import type { WorkQueue } from "../queue/work_queue.ts";
 import { type HandleOutcome, runWorkers } from "../queue/workers.ts";
 import type { ProvisionApi } from "./ports.ts";

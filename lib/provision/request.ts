@@ -16,16 +16,15 @@ import type {
   SecretReference,
   StorageClass,
   VolumeAttributesClass,
-} from "../kube/objects.ts";
+} from "../model/objects.ts";
 import { accessibilityRequirements } from "../topology/requirements.ts";
 import { volumeCapabilities } from "./capabilities.ts";
 import { classifyDataSource, type ExternalPopulator } from "./data_source.ts";
 import { checkDriverCapabilities, type DriverCapabilities } from "./driver_capabilities.ts";
-import { atClaim, atClass, parameterField } from "./location.ts";
+import { atClaim, atClass, deprecationWarning, parameterField } from "../model/messages.ts";
 import { makeVolumeName } from "./names.ts";
 import { type Problem, problem } from "./outcome.ts";
 import {
-  deprecationWarning,
   PREFIXED_FSTYPE_KEY,
   resolveFsType,
   stripReservedParameters,

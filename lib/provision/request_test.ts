@@ -1,5 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { Claim, StorageClass } from "../kube/objects.ts";
+import type { Claim, StorageClass } from "../model/objects.ts";
 import { type PrepareOutcome, prepareProvision, type ProvisionOptions } from "./request.ts";
 import {
   claim,

@@ -9,8 +9,8 @@ import {
   ANN_DELETION_SECRET_NAMESPACE,
   ANN_MODIFY_SECRET_NAME,
   ANN_MODIFY_SECRET_NAMESPACE,
-} from "../kube/annotations.ts";
-import type { SecretReference } from "../kube/objects.ts";
+} from "../model/keys.ts";
+import type { SecretReference } from "../model/objects.ts";
 
 /**
  * The deletion-secret annotations every provisioned PV carries: the

@@ -5,9 +5,9 @@
  * goes into CreateVolumeRequest.secrets); the other purposes become secret
  * references on the PV for the attacher, kubelet, resizer and modifier.
  */
-import type { SecretReference } from "../kube/objects.ts";
-import { atClass, parameterField } from "./location.ts";
-import { deprecationWarning } from "./parameters.ts";
+import { CSI_PARAMETER_PREFIX } from "../model/keys.ts";
+import type { SecretReference } from "../model/objects.ts";
+import { atClass, deprecationWarning, parameterField } from "../model/messages.ts";
 import {
   expandTemplate,
   goQuoteList,
@@ -34,7 +34,7 @@ interface SecretKeys {
   deprecatedNamespace?: string;
 }
 
-const P = "csi.storage.k8s.io/";
+const P = CSI_PARAMETER_PREFIX;
 
 const SECRET_KEYS: Readonly<Record<SecretPurpose | "default", SecretKeys>> = {
   default: { label: "Default", name: `${P}secret-name`, namespace: `${P}secret-namespace` },

@@ -2,8 +2,8 @@
  * CreateVolumeRequest.mutable_parameters from the claim's
  * VolumeAttributesClass, which must belong to our driver.
  */
-import type { Claim, VolumeAttributesClass } from "../kube/objects.ts";
-import { atClaim } from "./location.ts";
+import type { Claim, VolumeAttributesClass } from "../model/objects.ts";
+import { atClaim } from "../model/messages.ts";
 import { type Problem, problem } from "./outcome.ts";
 
 const FIELD = "spec.volumeAttributesClassName";

@@ -6,8 +6,8 @@
  * cached, which keeps the PV cache the size of this node's volumes.
  */
 import type { Segments } from "../csi/types.ts";
-import { ANN_MIGRATED_TO, ANN_PROVISIONED_BY } from "../kube/annotations.ts";
-import type { PersistentVolume } from "../kube/objects.ts";
+import { ANN_MIGRATED_TO, ANN_PROVISIONED_BY } from "../model/keys.ts";
+import type { PersistentVolume } from "../model/objects.ts";
 import { volumeIsAccessible } from "../topology/affinity.ts";
 
 /** Whether the PV was provisioned by (or migrated to) this driver. */

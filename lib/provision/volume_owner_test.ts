@@ -1,5 +1,5 @@
 import { strictEqual } from "node:assert/strict";
-import type { PersistentVolume } from "../kube/objects.ts";
+import type { PersistentVolume } from "../model/objects.ts";
 import { isDriversVolume, isThisNodesConcern } from "./volume_owner.ts";
 
 const KEY = "topology.test.csi.k8s.io/node";

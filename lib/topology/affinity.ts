@@ -5,7 +5,7 @@
  * (`VolumeIsAccessible`, upstream topology.go).
  */
 import type { Segments, Topology } from "../csi/types.ts";
-import type { NodeSelectorTerm, VolumeNodeAffinity } from "../kube/objects.ts";
+import type { NodeSelectorTerm, VolumeNodeAffinity } from "../model/objects.ts";
 import { matchNodeSelectorTerms } from "./node_selector.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { NodeSelectorTerm, VolumeNodeAffinity } from "../kube/objects.ts";
+import type { NodeSelectorTerm, VolumeNodeAffinity } from "../model/objects.ts";
 import { volumeIsAccessible, volumeNodeAffinity } from "./affinity.ts";
 
 const KEY = "topology.hostpath.csi/node";

@@ -9,7 +9,7 @@
  * name, so a term with only matchFields would match every node (and every
  * agent would delete the volume). Here a term with matchFields never matches.
  */
-import type { NodeSelectorTerm, SelectorRequirement } from "../kube/objects.ts";
+import type { NodeSelectorTerm, SelectorRequirement } from "../model/objects.ts";
 
 /** Whether some term matched, or why the terms could not be evaluated. */
 export type MatchResult = { ok: true; matches: boolean } | { ok: false; error: string };

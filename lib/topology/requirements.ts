@@ -7,7 +7,7 @@
  * aggregation yields only this segment. Nothing here looks at Node objects.
  */
 import type { Segments, Topology, TopologyRequirement } from "../csi/types.ts";
-import type { TopologySelectorTerm } from "../kube/objects.ts";
+import type { TopologySelectorTerm } from "../model/objects.ts";
 
 /** One topology as sorted [key, value] pairs (upstream's topologyTerm). */
 export type TopologyTerm = [key: string, value: string][];

@@ -1,5 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { TopologySelectorTerm } from "../kube/objects.ts";
+import type { TopologySelectorTerm } from "../model/objects.ts";
 import {
   accessibilityRequirements,
   flattenAllowedTopologies,

@@ -1,6 +1,6 @@
 /** Builders of the objects the capacity tests use, with one node's defaults. */
-import type { StorageClass } from "../../lib/kube/objects.ts";
-import type { StorageCapacity } from "../../lib/kube/storage_capacity.ts";
+import type { StorageClass } from "../../lib/model/objects.ts";
+import type { StorageCapacity } from "../../lib/model/storage_capacity.ts";
 import { capacityLabels } from "../../lib/capacity/labels.ts";
 
 export const DRIVER = "test.csi.k8s.io";

@@ -2,7 +2,7 @@
  * Builders for the provisioning tests: a claim, a class and the options a
  * node agent runs with, each overridable field by field.
  */
-import type { Claim, StorageClass, VolumeAttributesClass } from "../../lib/kube/objects.ts";
+import type { Claim, StorageClass, VolumeAttributesClass } from "../../lib/model/objects.ts";
 import type { ProvisionOptions } from "../../lib/provision/request.ts";
 
 export const DRIVER = "hostpath.csi.k8s.io";

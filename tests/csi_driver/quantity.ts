@@ -3,7 +3,7 @@
  * "2e9", plain bytes), parsed by the agent's own lib/kube/quantity.ts. The
  * driver keeps sizes as plain numbers, so it accepts up to 2^53-1 bytes.
  */
-import { parseQuantity } from "../../lib/kube/quantity.ts";
+import { parseQuantity } from "../../lib/model/quantity.ts";
 
 export type ByteQuantity = { ok: true; bytes: number } | { ok: false; problem: string };
 

@@ -7,7 +7,7 @@
  */
 
 import type { V1Pod } from "@kubernetes/client-node";
-import { formatBinarySI, parseQuantity } from "../../lib/kube/quantity.ts";
+import { formatBinarySI, parseQuantity } from "../../lib/model/quantity.ts";
 import { TEST_DRIVER_NAME, TEST_TOPOLOGY_KEY } from "../cluster/nodes.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";

@@ -11,7 +11,7 @@ import {
   Watch,
 } from "@kubernetes/client-node";
 import { managedByLabel } from "../../lib/capacity/labels.ts";
-import { parseQuantity } from "../../lib/kube/quantity.ts";
+import { parseQuantity } from "../../lib/model/quantity.ts";
 import type { AgentRbac } from "../cluster/cluster.ts";
 import { TEST_TOPOLOGY_KEY } from "../cluster/nodes.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";

@@ -1,4 +1,7 @@
-/** Annotation, finalizer and label keys shared with upstream; quoted exactly (reference §2-§5). */
+/**
+ * The annotation, finalizer, label and parameter keys that upstream
+ * external-provisioner, Kubernetes and users read and write, quoted exactly.
+ */
 
 export const ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
 export const ANN_BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner";
@@ -19,3 +22,10 @@ export const PV_PROTECTION_FINALIZER = "external-provisioner.volume.kubernetes.i
 
 /** PV volumeAttributes key holding the provisioner identity (informational). */
 export const PROVISIONER_IDENTITY_KEY = "storage.kubernetes.io/csiProvisionerIdentity";
+
+/** StorageClass parameter keys with this prefix are the provisioner's, never the driver's. */
+export const CSI_PARAMETER_PREFIX = "csi.storage.k8s.io/";
+
+/** The labels that mark a CSIStorageCapacity object as the one of a driver on a node. */
+export const DRIVER_NAME_LABEL = "csi.storage.k8s.io/drivername";
+export const MANAGED_BY_LABEL = "csi.storage.k8s.io/managed-by";

@@ -135,6 +135,22 @@ export interface PersistentVolume {
   status?: { phase?: string };
 }
 
+/** An owner reference as the API carries it. */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** A label selector; CSIStorageCapacity.nodeTopology. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
 /** "namespace/name", or "name" for cluster-scoped objects: the queue key. */
 export function objectKey(metadata: { name: string; namespace?: string | undefined }): string {
   return metadata.namespace === undefined || metadata.namespace === ""
