@@ -18,7 +18,7 @@ import {
   type VolumeTooSmall,
 } from "./persistent_volume.ts";
 import { prepareProvision, type ProvisionPlan } from "./request.ts";
-import { secretReadError } from "./secrets.ts";
+import { secretReadError } from "../secrets/references.ts";
 
 /** What an attempt is about. */
 export interface AttemptTarget {

@@ -8,8 +8,8 @@ import type { Segments } from "../csi/types.ts";
 import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
 import type { PersistentVolume, SecretReference, StorageClass } from "../model/objects.ts";
 import { volumeIsAccessible } from "../topology/affinity.ts";
-import { deletionSecretFromAnnotations } from "./secret_annotations.ts";
-import { resolveSecretReference } from "./secrets.ts";
+import { deletionSecretFromAnnotations } from "../secrets/annotations.ts";
+import { resolveSecretReference } from "../secrets/references.ts";
 
 /** What to do with `external-provisioner.volume.kubernetes.io/finalizer` (upstream handleProtectionFinalizer). */
 export type FinalizerChange = "add" | "remove" | "none";

@@ -15,7 +15,7 @@ import { volumeNodeAffinity } from "../topology/affinity.ts";
 import { claimStorageClassName } from "./claim_class.ts";
 import { type Problem, problem } from "./outcome.ts";
 import type { ProvisionPlan } from "./request.ts";
-import { deletionSecretAnnotations, modifySecretAnnotations } from "./secret_annotations.ts";
+import { deletionSecretAnnotations, modifySecretAnnotations } from "../secrets/annotations.ts";
 
 /** What the PV is made of. */
 export interface PersistentVolumeInput {

@@ -34,7 +34,7 @@ import {
   type PvSecretReferences,
   resolvePvSecretReferences,
   resolveSecretReference,
-} from "./secrets.ts";
+} from "../secrets/references.ts";
 import { requiredBytes } from "./size.ts";
 import { mutableParameters } from "./volume_attributes_class.ts";
 

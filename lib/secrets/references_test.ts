@@ -3,13 +3,13 @@ import {
   deletionSecretAnnotations,
   deletionSecretFromAnnotations,
   modifySecretAnnotations,
-} from "./secret_annotations.ts";
+} from "./annotations.ts";
 import {
   resolvePvSecretReferences,
   resolveSecretReference,
   type SecretPurpose,
   type SecretTemplateInput,
-} from "./secrets.ts";
+} from "./references.ts";
 
 function input(parameters: Record<string, string>): SecretTemplateInput {
   return {

@@ -8,12 +8,7 @@
 import { CSI_PARAMETER_PREFIX } from "../model/keys.ts";
 import type { SecretReference } from "../model/objects.ts";
 import { atClass, deprecationWarning, parameterField } from "../model/messages.ts";
-import {
-  expandTemplate,
-  goQuoteList,
-  isDns1123Label,
-  isDns1123Subdomain,
-} from "./secret_template.ts";
+import { expandTemplate, goQuoteList, isDns1123Label, isDns1123Subdomain } from "./template.ts";
 
 /** Which operation a secret is for. */
 export type SecretPurpose =

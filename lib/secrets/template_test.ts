@@ -1,10 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import {
-  expandTemplate,
-  goQuoteList,
-  isDns1123Label,
-  isDns1123Subdomain,
-} from "./secret_template.ts";
+import { expandTemplate, goQuoteList, isDns1123Label, isDns1123Subdomain } from "./template.ts";
 
 const VALUES = { "pv.name": "pvc-1", "pvc.namespace": "apps", x: "X", "1": "one" };
 

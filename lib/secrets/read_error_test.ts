@@ -1,5 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { secretReadError } from "./secrets.ts";
+import { secretReadError } from "./references.ts";
 
 const PREFIX = "csi.storage.k8s.io/";
 
