@@ -8,12 +8,13 @@
 import process from "node:process";
 import { startCapacityPublisher } from "./lib/capacity/assemble.ts";
 import { capacityDriverProblem, capacityOptions } from "./lib/capacity/options.ts";
-import { type CapacityPublisher, poolChanging } from "./lib/capacity/publisher.ts";
+import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
+import { refreshingCapacity } from "./lib/capacity/refresh.ts";
 import { parseConfig } from "./lib/config/config.ts";
 import type { Config } from "./lib/config/types.ts";
 import { type CsiConnection, openCsiConnection } from "./lib/csi/connection.ts";
 import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
-import type { CreateVolumeRequest, DeleteVolumeRequest } from "./lib/csi/types.ts";
+import { CsiVolumes } from "./lib/csi/volumes.ts";
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
 import { createHttpApp } from "./lib/http/app.ts";
 import { createLiveness, Readiness } from "./lib/http/health.ts";
@@ -263,16 +264,12 @@ function retryQueue(agent: Agent, parts: Parts, name: string): WorkQueue {
   });
 }
 
-/** CSI calls that change the pool also refresh the published capacity. */
-function csiCalls(agent: Agent, capacity: CapacityPublisher | undefined) {
-  const call = <T>(run: () => Promise<T>) => poolChanging(run(), capacity);
-  return {
-    createVolume: (request: CreateVolumeRequest, signal?: AbortSignal) =>
-      call(() => agent.connection.call("CreateVolume", request, signal ? { signal } : {})),
-    deleteVolume: async (request: DeleteVolumeRequest, signal?: AbortSignal) => {
-      await call(() => agent.connection.call("DeleteVolume", request, signal ? { signal } : {}));
-    },
-  };
+/** CreateVolume and DeleteVolume; with --enable-capacity each also refreshes the published capacity. */
+function csiVolumes(agent: Agent, capacity: CapacityPublisher | undefined): CsiVolumes {
+  const csi = capacity === undefined
+    ? agent.connection
+    : refreshingCapacity(agent.connection, capacity);
+  return new CsiVolumes(csi);
 }
 
 function startProvisioning(agent: Agent, parts: Parts): () => void {
@@ -298,12 +295,11 @@ function startProvisioning(agent: Agent, parts: Parts): () => void {
   const controller = new ProvisionController({
     caches,
     api,
-    csi: csiCalls(agent, parts.capacity),
+    csi: csiVolumes(agent, parts.capacity),
     events: parts.events,
     metrics: createProvisionMetrics(agent.metrics.registry),
     saver,
     logger: agent.logger.child({ component: "provision" }),
-    ...(parts.capacity === undefined ? {} : { capacity: parts.capacity }),
   }, provisionControllerOptions(config, driver, { identity }));
   caches.claims.onChange((change) => queue.add(change.key));
   caches.classes.onChange((change) => {
@@ -338,11 +334,10 @@ function startDeletion(agent: Agent, parts: Parts): () => void {
     volumes: caches.volumes,
     classes: caches.classes,
     api: boundApi(parts.rest),
-    csi: csiCalls(agent, parts.capacity),
+    csi: csiVolumes(agent, parts.capacity),
     ...(attachments === undefined ? {} : { attachments }),
     events: parts.events,
     metrics: createDeleteMetrics(agent.metrics.registry),
-    ...(parts.capacity === undefined ? {} : { capacity: parts.capacity }),
     logger: agent.logger.child({ component: "delete" }),
   }, { segment: driver.segment });
   caches.volumes.onChange((change) => queue.add(change.key));

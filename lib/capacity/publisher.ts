@@ -2,18 +2,18 @@
  * The capacity publisher: the controller's work queue (one key per
  * StorageClass, so any number of refresh requests for a class while it waits
  * is one GetCapacity and at most one write), its workers, the poll, the
- * informer handlers, the refresh port provisioning calls, and readiness
- * until every desired object was published once.
+ * informer handlers, the refresh that refresh.ts calls after CreateVolume and
+ * DeleteVolume, and readiness until every desired object was published once.
  */
 import type { CacheChange } from "../kube/informer.ts";
 import type { StorageClass } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { Logger } from "../log/logger.ts";
-import type { CapacityRefresh } from "../provision/ports.ts";
 import type { WorkQueue } from "../queue/work_queue.ts";
 import { type HandleOutcome, runWorkers } from "../queue/workers.ts";
 import { sleep } from "../runtime/sleep.ts";
 import type { WriteEchoes } from "./echoes.ts";
+import type { PoolRefresh } from "./refresh.ts";
 
 /** An informer as the publisher uses it. */
 export interface WatchedCache<T> {
@@ -56,7 +56,7 @@ export interface CapacityPublisherOptions {
 const SYNC_CHECK_MS = 50;
 
 /** Publishes this node's CSIStorageCapacity objects until stopped. */
-export class CapacityPublisher implements CapacityRefresh {
+export class CapacityPublisher implements PoolRefresh {
   readonly #deps: CapacityPublisherDeps;
   readonly #options: CapacityPublisherOptions;
   /** Desired classes not yet published since start-up (readiness). */
@@ -71,17 +71,10 @@ export class CapacityPublisher implements CapacityRefresh {
   }
 
   /**
-   * After a provision (or delete) in `storageClassName`: that class first,
-   * then every other desired class, because classes may share a pool and in
-   * node mode they all share the one segment (upstream refreshes every item
-   * of the PV's segment). Cheap: each class is one key in the queue.
+   * Every desired class, when the driver's pools may have changed: classes
+   * may share a pool, and in node mode they all share the one segment.
+   * Cheap: each class is one key in the queue.
    */
-  refresh(storageClassName: string): void {
-    this.#deps.queue.add(storageClassName);
-    this.refreshAll();
-  }
-
-  /** Every desired class: when the driver's pools may have changed (CreateVolume, DeleteVolume). */
   refreshAll(): void {
     for (const className of this.#deps.controller.desiredClasses()) {
       this.#deps.queue.add(className);
@@ -161,17 +154,4 @@ export class CapacityPublisher implements CapacityRefresh {
       if (!this.#deps.echoes.observe(className)) this.#deps.queue.add(className);
     }
   }
-}
-
-/**
- * The driver's pools may have changed once CreateVolume or DeleteVolume has
- * answered, whatever the answer: republish at once, before the PV is saved
- * (upstream also refreshes when Provision returns, before the save; the
- * provisioning controller's refresh after the save then finds nothing new).
- */
-export function poolChanging<T>(
-  call: Promise<T>,
-  capacity: Pick<CapacityPublisher, "refreshAll"> | undefined,
-): Promise<T> {
-  return capacity === undefined ? call : call.finally(() => capacity.refreshAll());
 }

@@ -12,7 +12,7 @@ import { eventually, flush, gate } from "../../tests/fakes/async.ts";
 import { WorkQueue } from "../queue/work_queue.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import { WriteEchoes } from "./echoes.ts";
-import { CapacityPublisher, type CapacitySyncer, poolChanging } from "./publisher.ts";
+import { CapacityPublisher, type CapacitySyncer } from "./publisher.ts";
 import { capacityObject, DRIVER, storageClass } from "../../tests/builders/capacity.ts";
 
 const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
@@ -96,7 +96,7 @@ Deno.test("100 refreshes while a class waits are one sync of it", async () => {
   const stop = new AbortController();
   const running = publisher.run(stop.signal);
   await eventually(() => controller.syncs.length === 1, "the first sync running");
-  for (let i = 0; i < 100; i++) publisher.refresh("fast");
+  for (let i = 0; i < 100; i++) publisher.refreshAll();
   held.open();
   await eventually(() => controller.syncs.length === 4, "the queued syncs");
   await flush(10);
@@ -146,20 +146,11 @@ Deno.test("nothing runs before both informers have synced", async () => {
   objects.synced = false;
   const stop = new AbortController();
   const running = publisher.run(stop.signal);
-  publisher.refresh("fast");
+  publisher.refreshAll();
   await new Promise((resolve) => setTimeout(resolve, 120));
   deepStrictEqual(controller.syncs, []);
   objects.synced = true;
   await eventually(() => controller.syncs.length > 0, "syncs after the informer synced");
   stop.abort();
   await running;
-});
-
-Deno.test("poolChanging(): every desired class is refreshed once the call answered, even a failure", async () => {
-  const refreshed: string[] = [];
-  const capacity = { refreshAll: () => refreshed.push("all") };
-  strictEqual(await poolChanging(Promise.resolve("volume"), capacity), "volume");
-  await poolChanging(Promise.reject(new Error("ResourceExhausted")), capacity).catch(() => {});
-  deepStrictEqual(refreshed, ["all", "all"]);
-  strictEqual(await poolChanging(Promise.resolve(1), undefined), 1);
 });

@@ -119,7 +119,6 @@ export class Attempt {
     if (built.kind === "problem") return built;
     if (built.kind === "tooSmall") return await this.#cleanUp(plan, built, signal);
     const saved = await this.#deps.saver.save(built.volume, claimSubject(claim), signal);
-    this.#deps.capacity?.refresh(storageClass.metadata.name);
     const seconds = (performance.now() - this.#started) / 1000;
     this.#deps.metrics.succeeded(provisionLabels(claim, storageClass.metadata.name), seconds);
     this.#deps.logger.info({

@@ -8,7 +8,6 @@ import type { Logger } from "../log/logger.ts";
 import type { ClaimDecisionOptions } from "./decide.ts";
 import type { PersistentVolumeOptions } from "./persistent_volume.ts";
 import type {
-  CapacityRefresh,
   ProvisionApi,
   ProvisionCaches,
   ProvisionCsi,
@@ -27,8 +26,6 @@ export interface ProvisionControllerDeps {
   metrics: ProvisionMetrics;
   saver: PvSaver;
   logger: Logger;
-  /** The capacity publisher, when capacity is published (--enable-capacity). */
-  capacity?: CapacityRefresh;
 }
 
 /** The flags and driver facts, grouped by the pure function that reads them. */

@@ -142,8 +142,6 @@ export class ProvisionController {
       this.#inProgress.set(key, { claim, request: plan.request });
     } else if (problem.state !== "noChange") this.#inProgress.delete(key);
     if (problem.retry === "slow") this.#slow.add(claim.metadata.uid, storageClass.metadata.uid);
-    // As upstream's capacity wrapper: a failure that may have changed the pool refreshes its capacity.
-    if (problem.state !== "noChange") this.#deps.capacity?.refresh(storageClass.metadata.name);
     const outcome = this.#report(claim, problem, storageClass.metadata.name);
     if (problem.state !== "reschedule") return outcome;
     const removed = await this.#deps.api.removeSelectedNode(claim, signal);

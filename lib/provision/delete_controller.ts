@@ -12,7 +12,7 @@ import type { HandleOutcome } from "../queue/workers.ts";
 import type { Segments } from "../csi/types.ts";
 import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
 import { decideDelete, type DeletionSecret, finalizerChange } from "./delete_decide.ts";
-import type { CapacityRefresh, Lookup } from "./ports.ts";
+import type { Lookup } from "./ports.ts";
 
 /** Kubernetes calls of the delete path. */
 export interface DeleteApi {
@@ -53,7 +53,6 @@ export interface DeleteControllerDeps {
   attachments?: AttachmentLookup;
   events: EventRecorder;
   metrics: DeleteMetrics;
-  capacity?: CapacityRefresh;
   logger: Logger;
 }
 
@@ -163,7 +162,6 @@ export class DeleteController {
     this.#deleted.set(name, pv.metadata.uid ?? "");
     const seconds = (performance.now() - started) / 1000;
     this.#deps.metrics.deleted(decision.storageClassName, seconds);
-    this.#deps.capacity?.refresh(decision.storageClassName);
     this.#refused.delete(name);
     this.#deps.logger.info({ pv: name, volumeId: decision.volumeId, seconds }, "Deleted volume");
     return await this.#removeObject(pv, signal);

@@ -56,7 +56,6 @@ function world(
     deleted: [] as DeleteVolumeRequest[],
     events: [] as EventRecord[],
     metrics: [] as string[],
-    refreshed: [] as string[],
   };
   let volume: PersistentVolume | undefined = initial;
   const controller = new DeleteController({
@@ -89,7 +88,6 @@ function world(
       failed: (sc) => record.metrics.push(`failed ${sc}`),
       refused: (reason) => record.metrics.push(`refused ${reason}`),
     },
-    capacity: { refresh: (sc) => record.refreshed.push(sc) },
     logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
   }, { segment: { [KEY]: "node-a" } });
   return {
@@ -99,13 +97,12 @@ function world(
   };
 }
 
-Deno.test("a Released PV of this node: DeleteVolume, then the PV, then the finalizer; metric and capacity refresh", async () => {
+Deno.test("a Released PV of this node: DeleteVolume, then the PV, then the finalizer; metric", async () => {
   const w = world(pv());
   deepStrictEqual(await w.sync(), { kind: "done" });
   deepStrictEqual(w.record.deleted, [{ volume_id: "vol-1", secrets: {} }]);
   deepStrictEqual(w.record.calls, ["delete pvc-1", "finalizer remove pvc-1"]);
   deepStrictEqual(w.record.metrics, ["deleted fast"]);
-  deepStrictEqual(w.record.refreshed, ["fast"]);
 });
 
 Deno.test("the finalizer is added to a bound Delete PV and removed from a Retain PV, without DeleteVolume", async () => {

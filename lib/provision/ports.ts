@@ -61,12 +61,3 @@ export interface ProvisionMetrics {
   succeeded(labels: ProvisionLabels, seconds: number): void;
   failed(labels: ProvisionLabels): void;
 }
-
-/**
- * Tells the capacity publisher that a class's capacity on this node changed
- * (after a provision or a delete), so that it republishes without waiting for
- * its poll. Calls are cheap and coalesced by the publisher.
- */
-export interface CapacityRefresh {
-  refresh(storageClassName: string): void;
-}
