@@ -32,11 +32,12 @@ import { createKubeRest, type KubeRest } from "./lib/kube/rest.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
 import { claimStorageClassName } from "./lib/provision/claim_class.ts";
 import { ProvisionController } from "./lib/provision/controller.ts";
-import { DeleteController } from "./lib/provision/delete_controller.ts";
-import { createDeleteMetrics, createProvisionMetrics } from "./lib/provision/metrics.ts";
+import { DeleteController } from "./lib/delete/controller.ts";
+import { createProvisionMetrics } from "./lib/provision/metrics.ts";
+import { createDeleteMetrics } from "./lib/delete/metrics.ts";
 import { provisionControllerOptions, provisionerIdentity } from "./lib/provision/options.ts";
 import { PvSaver } from "./lib/provision/pv_saver.ts";
-import { isThisNodesConcern } from "./lib/provision/volume_owner.ts";
+import { isThisNodesConcern } from "./lib/delete/volume_owner.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
 import {
   defaultControllerRateLimiter,

@@ -4,50 +4,26 @@
  * with reclaim policy Delete and lives on this node, call DeleteVolume on
  * this node's driver, delete the PV object, then drop the finalizer.
  */
-import type { DeleteVolumeRequest } from "../csi/types.ts";
-import type { EventRecorder, EventSubject } from "../kube/events.ts";
-import type { PersistentVolume, SecretReference, StorageClass } from "../model/objects.ts";
-import type { Logger } from "../log/logger.ts";
-import type { HandleOutcome } from "../queue/workers.ts";
 import type { Segments } from "../csi/types.ts";
+import type { EventRecorder, EventSubject } from "../kube/events.ts";
+import type { Logger } from "../log/logger.ts";
 import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
-import { decideDelete, type DeletionSecret, finalizerChange } from "./delete_decide.ts";
-import type { Lookup } from "./ports.ts";
-
-/** Kubernetes calls of the delete path. */
-export interface DeleteApi {
-  /** Adds or removes the protection finalizer with a patch that is safe when many agents patch at once. */
-  patchFinalizer(
-    pvName: string,
-    change: "add" | "remove",
-    signal?: AbortSignal,
-  ): Promise<"patched" | "gone">;
-  deletePersistentVolume(pvName: string, signal?: AbortSignal): Promise<"deleted" | "gone">;
-  readSecretData(ref: SecretReference, signal?: AbortSignal): Promise<Record<string, string>>;
-}
-
-/** The one CSI call. */
-export interface DeleteCsi {
-  deleteVolume(request: DeleteVolumeRequest, signal?: AbortSignal): Promise<void>;
-}
-
-/** VolumeAttachments by PV name (only watched when the driver has PUBLISH_UNPUBLISH_VOLUME). */
-export interface AttachmentLookup {
-  /** The node a VolumeAttachment for this PV names, if one exists. */
-  attachedNode(pvName: string): string | undefined;
-}
-
-/** controller_persistentvolume_delete_* (counted only for PVs this node handled), plus refusals. */
-export interface DeleteMetrics {
-  deleted(storageClass: string, seconds: number): void;
-  failed(storageClass: string): void;
-  refused(reason: "no-node-affinity"): void;
-}
+import type { PersistentVolume } from "../model/objects.ts";
+import type { HandleOutcome } from "../queue/workers.ts";
+import { decideDelete, type DeletionSecret, finalizerChange } from "./decide.ts";
+import type {
+  AttachmentLookup,
+  ClassLookup,
+  DeleteApi,
+  DeleteCsi,
+  DeleteMetrics,
+  VolumeLookup,
+} from "./ports.ts";
 
 /** What the delete controller is given. */
 export interface DeleteControllerDeps {
-  volumes: Lookup<PersistentVolume>;
-  classes: Lookup<StorageClass>;
+  volumes: VolumeLookup;
+  classes: ClassLookup;
   api: DeleteApi;
   csi: DeleteCsi;
   attachments?: AttachmentLookup;

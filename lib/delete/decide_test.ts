@@ -1,11 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { PersistentVolume } from "../model/objects.ts";
-import {
-  decideDelete,
-  deletionSecret,
-  finalizerChange,
-  noAffinityMessage,
-} from "./delete_decide.ts";
+import { decideDelete, deletionSecret, finalizerChange, noAffinityMessage } from "./decide.ts";
 import { storageClass } from "../../tests/builders/provision.ts";
 
 const KEY = "topology.test.csi.k8s.io/node";

@@ -4,7 +4,7 @@ import type { DeleteVolumeRequest } from "../csi/types.ts";
 import type { EventRecord } from "../kube/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { createLogger } from "../log/logger.ts";
-import { DeleteController } from "./delete_controller.ts";
+import { DeleteController } from "./controller.ts";
 
 const KEY = "topology.test.csi.k8s.io/node";
 const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";

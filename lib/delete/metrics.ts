@@ -1,0 +1,47 @@
+/**
+ * The controller_persistentvolume_delete_* metrics of
+ * sig-storage-lib-external-provisioner, with the same names, labels and help
+ * texts, counted only for PVs this node handled; and this agent's refusals.
+ */
+import { Counter, Histogram, type Registry } from "prom-client";
+import type { DeleteMetrics } from "./ports.ts";
+
+/** controller_persistentvolume_delete_* with upstream names, and this agent's refusals. */
+export function createDeleteMetrics(registry: Registry): DeleteMetrics {
+  const total = new Counter({
+    name: "controller_persistentvolume_delete_total",
+    help:
+      "Total number of persistent volumes deleted succesfully. Broken down by storage class name.",
+    labelNames: ["class"],
+    registers: [registry],
+  });
+  const failed = new Counter({
+    name: "controller_persistentvolume_delete_failed_total",
+    help:
+      "Total number of persistent volume delete failed attempts. Broken down by storage class name.",
+    labelNames: ["class"],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "controller_persistentvolume_delete_duration_seconds",
+    help:
+      "Latency in seconds to delete persistent volumes. Failed deletion attempts are ignored. Broken down by storage class name.",
+    labelNames: ["class"],
+    registers: [registry],
+  });
+  const refused = new Counter({
+    name: "csi_node_provisioner_persistentvolume_delete_refused_total",
+    help:
+      "Released PersistentVolumes this agent refused to delete, by reason (no-node-affinity: the PV does not say which node holds its volume).",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+  return {
+    deleted: (storageClass, seconds) => {
+      total.inc({ class: storageClass });
+      duration.observe({ class: storageClass }, seconds);
+    },
+    failed: (storageClass) => failed.inc({ class: storageClass }),
+    refused: (reason) => refused.inc({ reason }),
+  };
+}

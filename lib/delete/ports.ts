@@ -1,0 +1,48 @@
+/**
+ * What the delete controller needs from the world, declared here where it is
+ * used and kept narrow. main.ts passes the real implementations (the
+ * informers, lib/kube/api.ts, the CSI connection); unit tests pass small
+ * fakes.
+ */
+import type { DeleteVolumeRequest } from "../csi/types.ts";
+import type { PersistentVolume, SecretReference, StorageClass } from "../model/objects.ts";
+
+/** This node's PVs (the informer's cache), by name. */
+export interface VolumeLookup {
+  get(name: string): PersistentVolume | undefined;
+}
+
+/** StorageClasses (the informer's cache), by name. */
+export interface ClassLookup {
+  get(name: string): StorageClass | undefined;
+}
+
+/** Kubernetes calls of the delete path. */
+export interface DeleteApi {
+  /** Adds or removes the protection finalizer with a patch that is safe when many agents patch at once. */
+  patchFinalizer(
+    pvName: string,
+    change: "add" | "remove",
+    signal?: AbortSignal,
+  ): Promise<"patched" | "gone">;
+  deletePersistentVolume(pvName: string, signal?: AbortSignal): Promise<"deleted" | "gone">;
+  readSecretData(ref: SecretReference, signal?: AbortSignal): Promise<Record<string, string>>;
+}
+
+/** The one CSI call. */
+export interface DeleteCsi {
+  deleteVolume(request: DeleteVolumeRequest, signal?: AbortSignal): Promise<void>;
+}
+
+/** VolumeAttachments by PV name (only watched when the driver has PUBLISH_UNPUBLISH_VOLUME). */
+export interface AttachmentLookup {
+  /** The node a VolumeAttachment for this PV names, if one exists. */
+  attachedNode(pvName: string): string | undefined;
+}
+
+/** controller_persistentvolume_delete_* (counted only for PVs this node handled), plus refusals. */
+export interface DeleteMetrics {
+  deleted(storageClass: string, seconds: number): void;
+  failed(storageClass: string): void;
+  refused(reason: "no-node-affinity"): void;
+}
