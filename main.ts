@@ -19,7 +19,7 @@ import { watchConnectionLoss } from "./lib/csi/watch.ts";
 import { createHttpApp } from "./lib/http/app.ts";
 import { createLiveness, Readiness } from "./lib/http/health.ts";
 import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
-import { boundApi, servesResource } from "./lib/kube/api.ts";
+import { KubeApi } from "./lib/kube/api.ts";
 import {
   createAttachmentCache,
   createProvisioningCaches,
@@ -234,7 +234,9 @@ async function checkVolumeAttributesClassApi(agent: Agent, rest: KubeRest): Prom
   const gates = agent.config.featureGates;
   if (!gates.VolumeAttributesClass || gates.VolumeAttributesClassExplicit) return;
   // As upstream: without the storage.k8s.io/v1 API, the gate is off unless set explicitly.
-  if (await servesResource(rest, "storage.k8s.io/v1", "volumeattributesclasses")) return;
+  if (await new KubeApi(rest).servesResource("storage.k8s.io/v1", "volumeattributesclasses")) {
+    return;
+  }
   agent.logger.notice("VolumeAttributesClass is not served by the API server: feature disabled");
   gates.VolumeAttributesClass = false;
 }
@@ -281,7 +283,7 @@ function startProvisioning(agent: Agent, parts: Parts): () => void {
     rateLimiter: defaultControllerRateLimiter(),
     metrics: parts.queues.forQueue("unsavedpvs"),
   });
-  const api = boundApi(rest);
+  const api = new KubeApi(rest);
   const saver = new PvSaver({
     api,
     events: parts.events,
@@ -334,7 +336,7 @@ function startDeletion(agent: Agent, parts: Parts): () => void {
   const controller = new DeleteController({
     volumes: caches.volumes,
     classes: caches.classes,
-    api: boundApi(parts.rest),
+    api: new KubeApi(parts.rest),
     csi: csiVolumes(agent, parts.capacity),
     ...(attachments === undefined ? {} : { attachments }),
     events: parts.events,

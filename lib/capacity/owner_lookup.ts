@@ -11,8 +11,7 @@
  *   not re-created for a node that was deleted (the garbage collector would
  *   only delete them again), and a re-registered Node's new UID is used.
  */
-import type { ObjectIdentity, ObjectRef } from "../kube/owner_objects.ts";
-import type { OwnerReference } from "../model/objects.ts";
+import type { ObjectIdentity, ObjectRef, OwnerReference } from "../model/objects.ts";
 import type { Logger } from "../log/logger.ts";
 import { controllerOf, controllerReference, describeOwner, nodeOwnerReference } from "./owner.ts";
 import type { CapacityOwner } from "./ports.ts";

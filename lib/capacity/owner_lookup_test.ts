@@ -1,6 +1,5 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import type { ObjectIdentity, ObjectRef } from "../kube/owner_objects.ts";
-import type { OwnerReference } from "../model/objects.ts";
+import type { ObjectIdentity, ObjectRef, OwnerReference } from "../model/objects.ts";
 import { createLogger } from "../log/logger.ts";
 import { lookupPodOwner, type OwnerReads, resolveOwner } from "./owner_lookup.ts";
 

@@ -5,9 +5,8 @@
  * back to v1beta1, which this agent does not speak), and the owner of the
  * objects must be found. Failures end the process with a clear message.
  */
-import { readNodeUid, readObjectIdentity } from "../kube/owner_objects.ts";
+import { KubeApi } from "../kube/api.ts";
 import type { KubeRest } from "../kube/rest.ts";
-import { servesResource } from "../kube/api.ts";
 import type { Logger } from "../log/logger.ts";
 import { FatalError } from "../runtime/fatal.ts";
 import { CAPACITY_API_MISSING } from "./options.ts";
@@ -16,7 +15,7 @@ import type { CapacityOwner } from "./ports.ts";
 
 /** Throws a FatalError when the API server lacks storage.k8s.io/v1 csistoragecapacities. */
 export async function requireCapacityApi(rest: KubeRest): Promise<void> {
-  if (!(await servesResource(rest, "storage.k8s.io/v1", "csistoragecapacities"))) {
+  if (!(await new KubeApi(rest).servesResource("storage.k8s.io/v1", "csistoragecapacities"))) {
     throw new FatalError(CAPACITY_API_MISSING);
   }
 }
@@ -27,10 +26,7 @@ export async function findCapacityOwner(
   choice: OwnerChoice,
   options: { logger: Logger; signal: AbortSignal },
 ): Promise<CapacityOwner> {
-  const reads: OwnerReads = {
-    readObject: (ref, signal) => readObjectIdentity(rest, ref, signal),
-    readNodeUid: (name, signal) => readNodeUid(rest, name, signal),
-  };
+  const reads: OwnerReads = new KubeApi(rest);
   try {
     return await resolveOwner(reads, choice, options);
   } catch (error) {

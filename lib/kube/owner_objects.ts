@@ -6,21 +6,7 @@
  */
 import type { RawObject } from "./informer.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
-import type { OwnerReference } from "../model/objects.ts";
-
-/** An object's identity and owners. */
-export interface ObjectIdentity {
-  uid: string;
-  ownerReferences: OwnerReference[];
-}
-
-/** Names an object by type, namespace and name. */
-export interface ObjectRef {
-  apiVersion: string;
-  kind: string;
-  namespace: string;
-  name: string;
-}
+import type { ObjectIdentity, ObjectRef, OwnerReference } from "../model/objects.ts";
 
 interface ResourceList {
   resources?: { name: string; kind: string; namespaced: boolean }[];

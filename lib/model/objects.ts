@@ -151,6 +151,20 @@ export interface LabelSelector {
   matchExpressions?: { key: string; operator: string; values?: string[] }[];
 }
 
+/** An object's identity and owners. */
+export interface ObjectIdentity {
+  uid: string;
+  ownerReferences: OwnerReference[];
+}
+
+/** Names a namespaced object by type, namespace and name. */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
 /** "namespace/name", or "name" for cluster-scoped objects: the queue key. */
 export function objectKey(metadata: { name: string; namespace?: string | undefined }): string {
   return metadata.namespace === undefined || metadata.namespace === ""
