@@ -6,7 +6,7 @@
  * fatal error (e.g. the driver went away), 2 for bad flags or environment.
  */
 import process from "node:process";
-import { startCapacityPublisher } from "./lib/capacity/assemble.ts";
+import { startCapacity as startCapacityPublisher } from "./lib/capacity/start.ts";
 import { capacityDriverProblem, capacityOptions } from "./lib/capacity/options.ts";
 import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/refresh.ts";
@@ -14,7 +14,8 @@ import { parseConfig } from "./lib/config/config.ts";
 import type { Config } from "./lib/config/types.ts";
 import { type CsiConnection, openCsiConnection } from "./lib/csi/connection.ts";
 import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
-import { CsiVolumes } from "./lib/csi/volumes.ts";
+import { CsiController } from "./lib/csi/controller_service.ts";
+import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
 import { createHttpApp } from "./lib/http/app.ts";
 import { createLiveness, Readiness } from "./lib/http/health.ts";
@@ -22,6 +23,7 @@ import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
 import { KubeApi } from "./lib/kube/api.ts";
 import {
   createAttachmentCache,
+  createCapacityCache,
   createProvisioningCaches,
   type ProvisioningCaches,
   waitForSync,
@@ -268,11 +270,11 @@ function retryQueue(agent: Agent, parts: Parts, name: string): WorkQueue {
 }
 
 /** CreateVolume and DeleteVolume; with --enable-capacity each also refreshes the published capacity. */
-function csiVolumes(agent: Agent, capacity: CapacityPublisher | undefined): CsiVolumes {
+function csiVolumes(agent: Agent, capacity: CapacityPublisher | undefined): CsiController {
   const csi = capacity === undefined
     ? agent.connection
     : refreshingCapacity(agent.connection, capacity);
-  return new CsiVolumes(csi);
+  return new CsiController(csi);
 }
 
 function startProvisioning(agent: Agent, parts: Parts): () => void {
@@ -360,25 +362,28 @@ function startDeletion(agent: Agent, parts: Parts): () => void {
 
 /** The capacity publisher (--enable-capacity), with its own client for writes. */
 async function startCapacity(agent: Agent, parts: Parts): Promise<CapacityPublisher> {
-  const { config, life } = agent;
+  const { config, life, logger } = agent;
   agent.readiness.require("capacity", "CSIStorageCapacity not published yet");
-  const { publisher, writes } = await startCapacityPublisher({
-    options: capacityOptions(config, parts.driver),
-    rest: parts.rest,
-    writesClient: (limits) =>
-      createKubeRest(parts.credentials, {
-        budget: limits,
+  const options = capacityOptions(config, parts.driver);
+  const capacityLogger = logger.child({ component: "capacity" });
+  const publisher = await startCapacityPublisher({
+    options,
+    reads: new KubeApi(parts.rest),
+    classes: parts.caches.classes,
+    objects: createCapacityCache(parts.rest, { ...options, logger: capacityLogger }),
+    csi: new CsiController(agent.connection),
+    openClient: () =>
+      new StorageCapacityClient(parts.credentials, {
+        ...options.client,
+        namespace: options.namespace,
         userAgent: `${PROGRAM}/${VERSION} capacity`,
       }),
-    csi: agent.connection,
-    classes: parts.caches.classes,
     registry: agent.metrics.registry,
     queueMetrics: parts.queues,
     ready: (state) => agent.readiness.set("capacity", state),
-    logger: agent.logger.child({ component: "capacity" }),
+    logger: capacityLogger,
     signal: life.shutdown.signal,
   });
-  life.onClose(() => writes.close());
   life.track(publisher.run(life.shutdown.signal));
   return publisher;
 }

@@ -1,13 +1,17 @@
 /**
  * The capacity controller: for each StorageClass name a worker takes from
  * the queue, ask the driver (GetCapacity), decide with planCapacityChanges,
- * and have the writer carry the plan out. Every outcome is returned to the
- * worker pool as a value; nothing here loops or sleeps on its own.
+ * and carry the plan out: removals first, then the create or update, each
+ * within the capacity client's write budget, counted, and its echo expected;
+ * then wait until the informer has delivered them all (echoes.ts), so that
+ * the next sync of the class starts from a cache that holds them. Every
+ * outcome is returned to the worker pool as a value; nothing here loops or
+ * sleeps on its own.
  */
 import type { GetCapacityResponse, Segments } from "../csi/types.ts";
-import type { StorageClass } from "../model/objects.ts";
-import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { Logger } from "../log/logger.ts";
+import type { StorageClass } from "../model/objects.ts";
+import type { NewStorageCapacity, StorageCapacity } from "../model/storage_capacity.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import {
   desiredClassNames,
@@ -16,21 +20,33 @@ import {
   isDesiredClass,
   observedCapacity,
 } from "./desired.ts";
-import type { CapacityCounts, CapacitySyncMetrics } from "./metrics.ts";
-import { type CapacityPlan, planCapacityChanges } from "./plan.ts";
-import type { CapacityCsi, CapacityObjectCache, CapacityOwner, ClassLookup } from "./ports.ts";
-import { selectsSegment } from "./segment.ts";
-import type { CapacityWriter, WriteSlots } from "./writer.ts";
+import type { WriteEchoes } from "./echoes.ts";
+import type { CapacitySyncMetrics } from "./metrics.ts";
+import { describeOwner } from "./owner.ts";
+import {
+  type CapacityPlan,
+  type CapacityRemoval,
+  type CapacityWrite,
+  planCapacityChanges,
+} from "./plan.ts";
+import type {
+  CapacityClient,
+  CapacityCsi,
+  CapacityObjects,
+  CapacityOwner,
+  ClassLookup,
+} from "./ports.ts";
 
 /** What the controller is given. */
 export interface CapacityControllerDeps {
   classes: ClassLookup;
-  objects: CapacityObjectCache;
+  objects: CapacityObjects;
   csi: CapacityCsi;
-  /** Reads the owner to set. */
+  /** The writes and their budget. */
+  client: CapacityClient;
+  /** Reads the owner to set, and confirms it before each create. */
   owner: CapacityOwner;
-  /** Carries plans out. */
-  writer: CapacityWriter;
+  echoes: WriteEchoes;
   metrics: CapacitySyncMetrics;
   logger: Logger;
   now?: () => number;
@@ -42,16 +58,26 @@ export interface CapacityControllerOptions {
   /** The node's segment, keys sorted. */
   segment: Segments;
   labels: Record<string, string>;
+  /** How long a sync waits for the informer to deliver its writes. */
+  echoTimeoutMs?: number;
 }
+
+/** One write of a plan: its class, the sync's signal, and the budget's next token. */
+interface Write {
+  className: string;
+  signal: AbortSignal;
+  take: () => Promise<boolean>;
+}
+
+type Planned = { kind: "plan"; plan: CapacityPlan } | { kind: "outcome"; outcome: HandleOutcome };
 
 const DONE: HandleOutcome = { kind: "done" };
 /** A wait for the write budget longer than this makes the capacity read again before writing. */
 const STALE_AFTER_WAIT_MS = 10;
-
-type Planned = { kind: "plan"; plan: CapacityPlan } | { kind: "outcome"; outcome: HandleOutcome };
+const DEFAULT_ECHO_TIMEOUT_MS = 5000;
 
 /** Publishes one class at a time; the queue guarantees one worker per class. */
-export class CapacityController implements CapacityCounts {
+export class CapacityController {
   readonly #deps: CapacityControllerDeps;
   readonly #options: CapacityControllerOptions;
   /** Classes synced since start-up. */
@@ -80,16 +106,16 @@ export class CapacityController implements CapacityCounts {
     if (!isDesiredClass(storageClass, this.#options.desired)) {
       this.#deps.metrics.forget(className);
       const plan = planCapacityChanges({ storageClassName: className, objects: this.#objects() });
-      return await this.#deps.writer.apply(className, plan, { signal, slots: { held: 0 } });
+      return await this.#apply(className, plan, { signal, tokenTaken: false });
     }
     let planned = await this.#observeAndPlan(storageClass, signal);
     if (planned.kind === "outcome") return planned.outcome;
-    const slots: WriteSlots = { held: 0 };
+    let tokenTaken = false;
     if (planned.plan.write !== undefined || planned.plan.removals.length > 0) {
       const now = this.#deps.now ?? Date.now;
       const asked = now();
-      if (!(await this.#deps.writer.budget.take(signal))) return DONE; // stopping
-      slots.held = 1;
+      if (!(await this.#deps.client.budget.take("high", signal))) return DONE; // stopping
+      tokenTaken = true;
       // Waited for the budget: what was read may be old by now; write what is true when sent.
       if (now() - asked > STALE_AFTER_WAIT_MS) {
         planned = await this.#observeAndPlan(storageClass, signal);
@@ -97,7 +123,7 @@ export class CapacityController implements CapacityCounts {
       }
     }
     this.#noteAdoption(className, planned.plan);
-    const outcome = await this.#deps.writer.apply(className, planned.plan, { signal, slots });
+    const outcome = await this.#apply(className, planned.plan, { signal, tokenTaken });
     if (outcome.kind === "done" && !signal.aborted) {
       this.#deps.metrics.published(className, (this.#deps.now ?? Date.now)());
     }
@@ -130,33 +156,132 @@ export class CapacityController implements CapacityCounts {
     return { kind: "plan", plan };
   }
 
-  goal(): number {
-    return this.desiredClasses().length;
+  /**
+   * Removals first, then the write; then waits until the informer has
+   * delivered them all. `tokenTaken`: the budget's token for the first write
+   * was taken before the capacity was read.
+   */
+  async #apply(
+    className: string,
+    plan: CapacityPlan,
+    context: { signal: AbortSignal; tokenTaken: boolean },
+  ): Promise<HandleOutcome> {
+    const { signal } = context;
+    let held = context.tokenTaken;
+    const take = async () => {
+      if (!held) return await this.#deps.client.budget.take("high", signal);
+      held = false;
+      return true;
+    };
+    let outcome: HandleOutcome = DONE;
+    for (const removal of plan.removals) {
+      const result = await this.#remove({ className, signal, take }, removal);
+      if (result.kind !== "done") outcome = result;
+    }
+    const write = plan.write;
+    if (write !== undefined) {
+      const result = write.kind === "create"
+        ? await this.#create({ className, signal, take }, write.object)
+        : await this.#update({ className, signal, take }, write);
+      if (result.kind !== "done") outcome = result;
+    }
+    const timeoutMs = this.#options.echoTimeoutMs ?? DEFAULT_ECHO_TIMEOUT_MS;
+    const settled = await this.#deps.echoes.settled(className, { timeoutMs, signal });
+    if (!settled && !signal.aborted) {
+      this.#deps.logger.warn(
+        { storageClass: className },
+        "The informer did not deliver a CSIStorageCapacity write in time",
+      );
+    }
+    return outcome;
   }
 
-  current(): number {
-    const live = this.#objects();
-    return this.desiredClasses().filter((className) =>
-      live.some((object) => this.#stands(object, className))
-    ).length;
+  #remove(write: Write, removal: CapacityRemoval): Promise<HandleOutcome> {
+    return this.#send(write, "delete", async () => {
+      const result = await this.#deps.client.delete(removal, write.signal);
+      this.#deps.logger.info(
+        { storageClass: write.className, object: removal.name, reason: removal.reason, result },
+        "Deleted CSIStorageCapacity",
+      );
+      return result === "deleted";
+    });
   }
 
-  obsolete(): number {
-    const desired = new Set(this.desiredClasses());
-    return this.#objects().filter((object) =>
-      !desired.has(object.storageClassName) || !this.#stands(object, object.storageClassName)
-    ).length;
+  async #create(write: Write, object: NewStorageCapacity): Promise<HandleOutcome> {
+    const { className, signal } = write;
+    let confirmed: "ok" | "gone";
+    try {
+      confirmed = await this.#deps.owner.confirm(signal);
+    } catch (error) {
+      if (signal.aborted) return DONE;
+      this.#deps.logger.warn({ err: error }, "Cannot read the owner of CSIStorageCapacity objects");
+      return { kind: "retry", error };
+    }
+    if (confirmed === "gone") {
+      const owner = this.#deps.owner.current();
+      this.#deps.logger.warn(
+        { storageClass: className, owner: owner === undefined ? "" : describeOwner(owner) },
+        "The owner of the CSIStorageCapacity objects is gone: not creating one",
+      );
+      return { kind: "retry" };
+    }
+    return await this.#send(write, "create", async () => {
+      const created = await this.#deps.client.create(object, signal);
+      this.#deps.logger.info(
+        { storageClass: className, object: created.name, capacity: object.capacity },
+        "Created CSIStorageCapacity",
+      );
+      return true;
+    });
+  }
+
+  async #update(
+    write: Write,
+    update: Extract<CapacityWrite, { kind: "update" }>,
+  ): Promise<HandleOutcome> {
+    let result: "updated" | "conflict" | "gone" = "updated";
+    const outcome = await this.#send(write, "update", async () => {
+      result = await this.#deps.client.update(update, write.signal);
+      return result === "updated";
+    });
+    this.#deps.logger.debug(
+      { storageClass: write.className, object: update.name, reasons: update.reasons, result },
+      `Updated CSIStorageCapacity: capacity ${update.change.capacity}`,
+    );
+    // A conflict means the cache is behind a change by someone else: its event requeues the class
+    // at once; the backoff retry only covers an event that never comes. "gone" is the same.
+    return result === "updated" ? outcome : { kind: "retry" };
+  }
+
+  /** One write: within the budget, counted, its echo expected, a failure turned into a retry. */
+  async #send(
+    write: Write,
+    operation: "create" | "update" | "delete",
+    send: () => Promise<boolean>,
+  ): Promise<HandleOutcome> {
+    const { className, signal } = write;
+    if (!(await write.take())) return DONE; // stopping
+    this.#deps.echoes.expect(className);
+    this.#deps.metrics.wrote(className, operation);
+    try {
+      const changed = await send();
+      if (!changed) this.#deps.echoes.cancel(className);
+      return DONE;
+    } catch (error) {
+      this.#deps.echoes.cancel(className);
+      if (signal.aborted) return DONE; // cut short by shutdown: not worth a warning
+      this.#deps.logger.warn(
+        { storageClass: className, operation, err: error },
+        "CSIStorageCapacity write failed",
+      );
+      return { kind: "retry", error };
+    }
   }
 
   #objects(): StorageCapacity[] {
     return this.#deps.objects.list().filter((object) =>
       object.metadata.deletionTimestamp === undefined
     );
-  }
-
-  #stands(object: StorageCapacity, className: string): boolean {
-    return object.storageClassName === className &&
-      selectsSegment(object.nodeTopology, this.#options.segment);
   }
 
   /** Logs, once per class, an object found at start-up (written by a previous run or upstream). */

@@ -11,10 +11,10 @@ import type { OwnerReference, StorageClass } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import { createLogger } from "../log/logger.ts";
 import { CapacityController } from "./controller.ts";
-import { CapacityWriter } from "./writer.ts";
+import { countObjects } from "./desired.ts";
 import { WriteEchoes } from "./echoes.ts";
 import { createCapacityMetrics } from "./metrics.ts";
-import type { CapacityApi, CapacityOwner, WriteBudget } from "./ports.ts";
+import type { CapacityClient, CapacityOwner, WriteBudget } from "./ports.ts";
 import {
   capacityObject,
   DRIVER,
@@ -74,7 +74,8 @@ function world(
       echoes.observe(className);
     }, 1);
   };
-  const api: CapacityApi = {
+  const client: CapacityClient = {
+    budget: options.budget ?? { take: () => Promise.resolve(true) },
     create: (object) => {
       const name = `csisc-${++serial}`;
       record.writes.push(`create ${name} ${object.capacity}`);
@@ -117,22 +118,11 @@ function world(
     },
   };
   const registry = new Registry();
-  // The gauges read the controller, which needs the metrics: one refers to the other late.
-  const late: { controller?: CapacityController } = {};
-  const metrics = createCapacityMetrics(registry, {
-    goal: () => late.controller?.goal() ?? 0,
-    current: () => late.controller?.current() ?? 0,
-    obsolete: () => late.controller?.obsolete() ?? 0,
-  });
+  const scope = { desired: { driverName: DRIVER, immediateBinding: false }, segment: SEGMENT };
+  const counts = () =>
+    countObjects({ classes: [...classes.values()], objects: [...cache.values()] }, scope);
+  const metrics = createCapacityMetrics(registry, counts);
   const owner = options.owner ?? { current: () => undefined, confirm: () => Promise.resolve("ok") };
-  const writer = new CapacityWriter({
-    api,
-    owner,
-    budget: options.budget ?? { take: () => Promise.resolve(true) },
-    echoes,
-    metrics,
-    logger: quiet,
-  }, { echoTimeoutMs: 200 });
   const controller = new CapacityController({
     classes: { get: (name) => classes.get(name), list: () => [...classes.values()] },
     objects: { list: () => [...cache.values()] },
@@ -143,18 +133,14 @@ function world(
         return next instanceof CsiError ? Promise.reject(next) : Promise.resolve(next);
       },
     },
+    client,
     owner,
-    writer,
+    echoes,
     metrics,
     logger: quiet,
     now: options.now ?? (() => 1_700_000_000_000),
-  }, {
-    desired: { driverName: DRIVER, immediateBinding: false },
-    segment: SEGMENT,
-    labels: LABELS,
-  });
-  late.controller = controller;
-  return { controller, cache, classes, record, registry, echoes };
+  }, { ...scope, labels: LABELS, echoTimeoutMs: 200 });
+  return { controller, cache, classes, record, registry, echoes, counts };
 }
 
 async function metric(registry: Registry, name: string): Promise<string> {
@@ -269,7 +255,7 @@ Deno.test("a write the informer never delivers does not block the worker for eve
 });
 
 Deno.test("goal, current and obsolete count as upstream's gauges", async () => {
-  const { controller, registry } = world({
+  const { controller, registry, counts } = world({
     classes: [storageClass("fast"), storageClass("slow")],
     objects: [
       capacityObject("csisc-a"),
@@ -277,9 +263,9 @@ Deno.test("goal, current and obsolete count as upstream's gauges", async () => {
       capacityObject("csisc-gone-class", { storageClassName: "deleted" }),
     ],
   });
-  strictEqual(controller.goal(), 2);
-  strictEqual(controller.current(), 1);
-  strictEqual(controller.obsolete(), 2);
+  strictEqual(counts().goal, 2);
+  strictEqual(counts().current, 1);
+  strictEqual(counts().obsolete, 2);
   deepStrictEqual(controller.allKeys().sort(), ["deleted", "fast", "slow"]);
   const text = await registry.metrics();
   ok(text.includes("csistoragecapacities_desired_goal 2"));

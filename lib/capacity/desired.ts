@@ -1,12 +1,15 @@
 /**
- * Which objects should exist (reference §5.2, §5.6): one per StorageClass of
- * this driver and the node's one segment, leaving out Immediate classes
- * unless --capacity-for-immediate-binding; and what GetCapacity is asked for
- * each of them (§5.4).
+ * Which objects should exist: one per StorageClass of this driver and the
+ * node's one segment, leaving out Immediate classes unless
+ * --capacity-for-immediate-binding (upstream's pkg/capacity/capacity.go
+ * onSCAddOrUpdate); what GetCapacity is asked for each of them (its
+ * syncCapacity); and how many there are (its collector's gauges).
  */
 import type { GetCapacityRequest, GetCapacityResponse, Segments } from "../csi/types.ts";
 import { CSI_PARAMETER_PREFIX } from "../model/keys.ts";
 import type { StorageClass } from "../model/objects.ts";
+import type { StorageCapacity } from "../model/storage_capacity.ts";
+import { selectsSegment } from "./segment.ts";
 
 /** Which classes get capacity objects. */
 export interface DesiredOptions {
@@ -83,4 +86,33 @@ export function observedCapacity(response: GetCapacityResponse): ObservedCapacit
 
 function toBigInt(text: string): bigint {
   return /^-?\d+$/.test(text) ? BigInt(text) : 0n;
+}
+
+/** upstream's three csistoragecapacities_* gauges. */
+export interface CapacityCounts {
+  /** Objects that should exist. */
+  goal: number;
+  /** Objects that should exist and do. */
+  current: number;
+  /** Objects that exist and will be deleted. */
+  obsolete: number;
+}
+
+/** Counts the objects as upstream's gauges do; objects being deleted are not counted. */
+export function countObjects(
+  cached: { classes: readonly StorageClass[]; objects: readonly StorageCapacity[] },
+  options: { desired: DesiredOptions; segment: Segments },
+): CapacityCounts {
+  const desired = new Set(desiredClassNames(cached.classes, options.desired));
+  const live = cached.objects.filter((object) => object.metadata.deletionTimestamp === undefined);
+  const stands = (object: StorageCapacity) =>
+    desired.has(object.storageClassName) && selectsSegment(object.nodeTopology, options.segment);
+  return {
+    goal: desired.size,
+    current:
+      [...desired].filter((className) =>
+        live.some((object) => object.storageClassName === className && stands(object))
+      ).length,
+    obsolete: live.filter((object) => !stands(object)).length,
+  };
 }

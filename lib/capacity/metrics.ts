@@ -5,16 +5,7 @@
  * class was last published, GetCapacity failures, and the writes made.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-
-/** The object counts, read at scrape time. */
-export interface CapacityCounts {
-  /** Objects that should exist. */
-  goal(): number;
-  /** Objects that should exist and do. */
-  current(): number;
-  /** Objects that exist and will be deleted. */
-  obsolete(): number;
-}
+import type { CapacityCounts } from "./desired.ts";
 
 /** What the controller reports as it works. */
 export interface CapacitySyncMetrics {
@@ -26,10 +17,10 @@ export interface CapacitySyncMetrics {
   forget(storageClass: string): void;
 }
 
-/** Registers the families in `registry` (once per registry). */
+/** Registers the families in `registry` (once per registry); the gauges call `counts` when scraped. */
 export function createCapacityMetrics(
   registry: Registry,
-  counts: CapacityCounts,
+  counts: () => CapacityCounts,
 ): CapacitySyncMetrics {
   const gauge = (name: string, help: string, read: () => number) =>
     new Gauge({
@@ -43,17 +34,17 @@ export function createCapacityMetrics(
   gauge(
     "csistoragecapacities_desired_goal",
     "Number of CSIStorageCapacity objects that are supposed to be managed automatically.",
-    () => counts.goal(),
+    () => counts().goal,
   );
   gauge(
     "csistoragecapacities_desired_current",
     "Number of CSIStorageCapacity objects that exist and are supposed to be managed automatically.",
-    () => counts.current(),
+    () => counts().current,
   );
   gauge(
     "csistoragecapacities_obsolete",
     "Number of CSIStorageCapacity objects that exist and will be deleted automatically. Objects that exist and may need an update are not considered obsolete and therefore not included in this value.",
-    () => counts.obsolete(),
+    () => counts().obsolete,
   );
   const lastPublish = new Gauge({
     name: "csistoragecapacities_last_publish_timestamp_seconds",

@@ -14,14 +14,7 @@
 import type { ObjectIdentity, ObjectRef, OwnerReference } from "../model/objects.ts";
 import type { Logger } from "../log/logger.ts";
 import { controllerOf, controllerReference, describeOwner, nodeOwnerReference } from "./owner.ts";
-import type { CapacityOwner } from "./ports.ts";
-
-/** The reads the lookup makes. */
-export interface OwnerReads {
-  readObject(ref: ObjectRef, signal?: AbortSignal): Promise<ObjectIdentity>;
-  /** Undefined when the Node does not exist. */
-  readNodeUid(name: string, signal?: AbortSignal): Promise<string | undefined>;
-}
+import type { CapacityOwner, OwnerReads } from "./ports.ts";
 
 /** Which owner the flags ask for. */
 export type OwnerChoice =

@@ -1,7 +1,8 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import type { ObjectIdentity, ObjectRef, OwnerReference } from "../model/objects.ts";
 import { createLogger } from "../log/logger.ts";
-import { lookupPodOwner, type OwnerReads, resolveOwner } from "./owner_lookup.ts";
+import { lookupPodOwner, resolveOwner } from "./owner_lookup.ts";
+import { type OwnerReads } from "./ports.ts";
 
 const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 const NS = "csi";

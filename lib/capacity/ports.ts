@@ -1,16 +1,24 @@
 /**
- * What the capacity controller needs from the world, declared here where it
+ * What the capacity publisher needs from the world, declared here where it
  * is used and kept narrow. main.ts passes the real implementations (the
- * informers, lib/kube/storage_capacity.ts, the CSI connection); unit tests
- * pass small fakes.
+ * informers, lib/kube/api.ts, the capacity client of
+ * lib/kube/storage_capacity.ts, the CSI connection); unit tests pass small
+ * fakes.
  */
 import type { GetCapacityRequest, GetCapacityResponse } from "../csi/types.ts";
-import type { OwnerReference, StorageClass } from "../model/objects.ts";
+import type { CacheChange } from "../kube/informer.ts";
+import type { ObjectIdentity, ObjectRef, OwnerReference, StorageClass } from "../model/objects.ts";
 import type {
   NewStorageCapacity,
   StorageCapacity,
   StorageCapacityChange,
 } from "../model/storage_capacity.ts";
+
+/** An informer as the publisher watches it. */
+export interface WatchedCache<T> {
+  onChange(handler: (change: CacheChange<T>) => void): void;
+  hasSynced(): boolean;
+}
 
 /** The StorageClass cache (shared with provisioning). */
 export interface ClassLookup {
@@ -19,7 +27,7 @@ export interface ClassLookup {
 }
 
 /** The cache of this node's own objects (label-selected informer). */
-export interface CapacityObjectCache {
+export interface CapacityObjects {
   list(): StorageCapacity[];
 }
 
@@ -28,14 +36,26 @@ export interface CapacityCsi {
   getCapacity(request: GetCapacityRequest, signal: AbortSignal): Promise<GetCapacityResponse>;
 }
 
-/** The writes, through the capacity client (--kube-api-capacity-qps/-burst). */
-export interface CapacityApi {
+/**
+ * The capacity client (--kube-api-capacity-qps/-burst): the writes, and the
+ * client's budget, which the controller takes itself, one token per write,
+ * before it reads the capacity it writes, so that a write delayed by the
+ * budget carries the value of when it is sent. The writes then take no token.
+ */
+export interface CapacityClient {
   create(object: NewStorageCapacity, signal: AbortSignal): Promise<{ name: string }>;
   update(
     target: { name: string; resourceVersion: string; change: StorageCapacityChange },
     signal: AbortSignal,
   ): Promise<"updated" | "conflict" | "gone">;
   delete(target: { name: string; uid: string }, signal: AbortSignal): Promise<"deleted" | "gone">;
+  budget: WriteBudget;
+}
+
+/** The write budget of the capacity client. */
+export interface WriteBudget {
+  /** Waits for one write; false when `signal` aborted first. */
+  take(priority: "high", signal: AbortSignal): Promise<boolean>;
 }
 
 /** Who owns the objects. */
@@ -46,12 +66,15 @@ export interface CapacityOwner {
   confirm(signal: AbortSignal): Promise<"ok" | "gone">;
 }
 
-/**
- * The capacity client's write budget (--kube-api-capacity-qps/-burst). The
- * controller waits for it before it reads the capacity it writes, so that a
- * write delayed by the budget carries the value of when it is sent.
- */
-export interface WriteBudget {
-  /** Waits for one write; false when `signal` aborted first. */
-  take(signal: AbortSignal): Promise<boolean>;
+/** The reads of the start-up checks and of the owner lookup. */
+export interface CapacityStartReads {
+  /** Whether the API server serves a resource in a group version (discovery). */
+  servesResource(groupVersion: string, resource: string): Promise<boolean>;
+  /** A namespaced object's UID and owners; throws when it cannot be read. */
+  readObject(ref: ObjectRef, signal?: AbortSignal): Promise<ObjectIdentity>;
+  /** Undefined when the Node does not exist. */
+  readNodeUid(name: string, signal?: AbortSignal): Promise<string | undefined>;
 }
+
+/** The reads the owner lookup makes. */
+export type OwnerReads = Pick<CapacityStartReads, "readObject" | "readNodeUid">;

@@ -13,13 +13,8 @@ import type { WorkQueue } from "../queue/work_queue.ts";
 import { type HandleOutcome, runWorkers } from "../queue/workers.ts";
 import { sleep } from "../runtime/sleep.ts";
 import type { WriteEchoes } from "./echoes.ts";
+import type { WatchedCache } from "./ports.ts";
 import type { PoolRefresh } from "./refresh.ts";
-
-/** An informer as the publisher uses it. */
-export interface WatchedCache<T> {
-  onChange(handler: (change: CacheChange<T>) => void): void;
-  hasSynced(): boolean;
-}
 
 /** The controller as the publisher drives it. */
 export interface CapacitySyncer {
@@ -39,7 +34,7 @@ export interface CapacityPublisherDeps {
   echoes: WriteEchoes;
   /** Readiness of the "capacity" condition. */
   ready?: (state: true | string) => void;
-  /** Frees what the parts hold (timers) once the publisher has stopped. */
+  /** Frees what the parts hold (the capacity client) once the publisher has stopped. */
   release?: () => void;
   logger: Logger;
 }

@@ -1,6 +1,6 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import type { CsiCaller } from "../csi/connection.ts";
-import { CsiVolumes } from "../csi/volumes.ts";
+import { CsiController } from "../csi/controller_service.ts";
 import { refreshingCapacity } from "./refresh.ts";
 
 /** A driver that answers CreateVolume, fails DeleteVolume and answers GetCapacity. */
@@ -15,7 +15,7 @@ const driver: CsiCaller = {
 Deno.test("refreshingCapacity(): every desired class is refreshed once the call answered, even a failure", async () => {
   const refreshed: string[] = [];
   const csi = refreshingCapacity(driver, { refreshAll: () => refreshed.push("all") });
-  const volumes = new CsiVolumes(csi);
+  const volumes = new CsiController(csi);
   deepStrictEqual(await volumes.createVolume({ name: "pvc-1" } as never), { volume: null });
   await rejects(volumes.deleteVolume({ volume_id: "v-1", secrets: {} }), /ResourceExhausted/);
   deepStrictEqual(refreshed, ["all", "all"]);

@@ -6,7 +6,9 @@ import type { Logger } from "../log/logger.ts";
 import { sleep } from "../runtime/sleep.ts";
 import { Informer } from "./informer.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
+import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { KubeRest } from "./rest.ts";
+import { storageCapacityPath, trimStorageCapacity } from "./storage_capacity.ts";
 import {
   type Attachment,
   trimClaim,
@@ -87,6 +89,21 @@ export function createAttachmentCache(
     informer,
     attachedNode: (pvName) => byVolume.get(pvName)?.values().next().value,
   };
+}
+
+/** Creates (does not start) the informer of this node's CSIStorageCapacity objects. */
+export function createCapacityCache(
+  rest: KubeRest,
+  options: { namespace: string; labelSelector: string; logger: Logger },
+): Informer<StorageCapacity> {
+  return new Informer<StorageCapacity>(rest, {
+    resource: "csistoragecapacities",
+    path: storageCapacityPath(options.namespace),
+    labelSelector: options.labelSelector,
+    trim: trimStorageCapacity,
+    resourceVersionOf: (object) => object.metadata.resourceVersion,
+    logger: options.logger,
+  });
 }
 
 /**

@@ -9,8 +9,11 @@ import type {
   StorageCapacity,
   StorageCapacityChange,
 } from "../model/storage_capacity.ts";
+import { TokenBucket } from "../queue/token_bucket.ts";
+import type { KubeCredentials } from "./credentials.ts";
 import type { RawObject } from "./informer.ts";
-import { hasStatus, type KubeRest } from "./rest.ts";
+import { createKubeRest, type KubeRest } from "./rest.ts";
+import { hasStatus } from "./rest_types.ts";
 
 export const STORAGE_CAPACITY_API_VERSION = "storage.k8s.io/v1";
 
@@ -45,10 +48,11 @@ export function trimStorageCapacity(raw: RawObject): StorageCapacity {
 /** Creates the object; resolves to its name and resourceVersion. */
 export async function createStorageCapacity(
   rest: KubeRest,
-  target: { namespace: string; object: NewStorageCapacity },
+  target: { namespace: string; object: NewStorageCapacity; unmetered?: boolean },
   signal?: AbortSignal,
 ): Promise<{ name: string; resourceVersion: string }> {
   const created = await rest.request<StorageCapacity>({
+    ...metering(target),
     method: "POST",
     path: storageCapacityPath(target.namespace),
     body: {
@@ -74,12 +78,14 @@ export async function updateStorageCapacity(
     name: string;
     resourceVersion: string;
     change: StorageCapacityChange;
+    unmetered?: boolean;
   },
   signal?: AbortSignal,
 ): Promise<"updated" | "conflict" | "gone"> {
   const { change } = target;
   try {
     await rest.request({
+      ...metering(target),
       method: "PATCH",
       path: `${storageCapacityPath(target.namespace)}/${target.name}`,
       contentType: "application/merge-patch+json",
@@ -110,11 +116,12 @@ export async function updateStorageCapacity(
  */
 export async function deleteStorageCapacity(
   rest: KubeRest,
-  target: { namespace: string; name: string; uid: string },
+  target: { namespace: string; name: string; uid: string; unmetered?: boolean },
   signal?: AbortSignal,
 ): Promise<"deleted" | "gone"> {
   try {
     await rest.request({
+      ...metering(target),
       method: "DELETE",
       path: `${storageCapacityPath(target.namespace)}/${target.name}`,
       body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: target.uid } },
@@ -124,5 +131,54 @@ export async function deleteStorageCapacity(
   } catch (error) {
     if (hasStatus(error, 404) || hasStatus(error, 409)) return "gone";
     throw error;
+  }
+}
+
+function metering(target: { unmetered?: boolean }): { unmetered?: boolean } {
+  return target.unmetered === true ? { unmetered: true } : {};
+}
+
+/**
+ * The capacity client: the three writes in one namespace, over a REST client
+ * of their own (--kube-api-capacity-qps and --kube-api-capacity-burst). Its
+ * one budget is taken by the capacity controller itself, one token per write,
+ * before it reads the capacity it writes (lib/capacity/controller.ts); the
+ * writes are then sent without taking another token.
+ */
+export class StorageCapacityClient {
+  readonly budget: TokenBucket;
+  readonly #rest: KubeRest;
+  readonly #namespace: string;
+
+  constructor(
+    credentials: KubeCredentials,
+    options: { namespace: string; qps: number; burst: number; userAgent: string },
+  ) {
+    this.budget = new TokenBucket({ qps: options.qps, burst: options.burst });
+    this.#rest = createKubeRest(credentials, { budget: this.budget, userAgent: options.userAgent });
+    this.#namespace = options.namespace;
+  }
+
+  create(object: NewStorageCapacity, signal: AbortSignal): Promise<{ name: string }> {
+    const target = { namespace: this.#namespace, object, unmetered: true };
+    return createStorageCapacity(this.#rest, target, signal);
+  }
+
+  update(
+    target: { name: string; resourceVersion: string; change: StorageCapacityChange },
+    signal: AbortSignal,
+  ): Promise<"updated" | "conflict" | "gone"> {
+    const bound = { namespace: this.#namespace, ...target, unmetered: true };
+    return updateStorageCapacity(this.#rest, bound, signal);
+  }
+
+  delete(target: { name: string; uid: string }, signal: AbortSignal): Promise<"deleted" | "gone"> {
+    const bound = { namespace: this.#namespace, ...target, unmetered: true };
+    return deleteStorageCapacity(this.#rest, bound, signal);
+  }
+
+  /** Closes the client (its budget's timer and its connections). */
+  close(): void {
+    this.#rest.close();
   }
 }

@@ -1,9 +1,10 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import { type KubeRequest, type KubeRest } from "../kube/rest.ts";
+import { KubeApi } from "../kube/api.ts";
+import type { KubeRequest, KubeRest } from "../kube/rest.ts";
 import { createLogger } from "../log/logger.ts";
 import { FatalError } from "../runtime/fatal.ts";
 import { CAPACITY_API_MISSING } from "./options.ts";
-import { findCapacityOwner, requireCapacityApi } from "./startup.ts";
+import { findCapacityOwner, requireCapacityApi } from "./start.ts";
 
 const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 
@@ -35,10 +36,10 @@ const STORAGE_V1_123 = {
 
 Deno.test("requireCapacityApi(): storage.k8s.io/v1 csistoragecapacities, by discovery", async () => {
   const current = apiServer({ "/apis/storage.k8s.io/v1": STORAGE_V1_124 });
-  await requireCapacityApi(current);
+  await requireCapacityApi(new KubeApi(current));
   deepStrictEqual(current.asked, ["GET /apis/storage.k8s.io/v1"]);
   const old = apiServer({ "/apis/storage.k8s.io/v1": STORAGE_V1_123 });
-  await rejects(requireCapacityApi(old), (error: unknown) => {
+  await rejects(requireCapacityApi(new KubeApi(old)), (error: unknown) => {
     strictEqual(error instanceof FatalError && error.exitCode, 1);
     strictEqual((error as Error).message, CAPACITY_API_MISSING);
     return true;
@@ -72,7 +73,7 @@ Deno.test("findCapacityOwner(): walks up from the Pod through discovery; a failu
     },
   });
   const signal = new AbortController().signal;
-  const level1 = await findCapacityOwner(server, {
+  const level1 = await findCapacityOwner(new KubeApi(server), {
     kind: "pod",
     namespace: "csi",
     podName: "agent-1",
@@ -80,7 +81,12 @@ Deno.test("findCapacityOwner(): walks up from the Pod through discovery; a failu
   }, { logger: quiet, signal });
   strictEqual(level1.current()?.uid, "ds-uid");
   await rejects(
-    findCapacityOwner(server, { kind: "pod", namespace: "csi", podName: "agent-1", level: 2 }, {
+    findCapacityOwner(new KubeApi(server), {
+      kind: "pod",
+      namespace: "csi",
+      podName: "agent-1",
+      level: 2,
+    }, {
       logger: quiet,
       signal,
     }),

@@ -1,0 +1,128 @@
+/**
+ * --enable-capacity at start-up: the storage.k8s.io/v1 CSIStorageCapacity
+ * API must be served (Kubernetes 1.24 and newer; upstream probes it with an
+ * invalid create in cmd/csi-provisioner and falls back to v1beta1, which this
+ * agent does not speak) and the owner of the objects must be found; a
+ * failure of either ends the process with a clear message. Then the
+ * controller, its work queue and the publisher are put together from the
+ * ports main.ts hands over. Nothing here runs: the caller runs the publisher.
+ */
+import type { Registry } from "prom-client";
+import type { Logger } from "../log/logger.ts";
+import type { StorageClass } from "../model/objects.ts";
+import type { StorageCapacity } from "../model/storage_capacity.ts";
+import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import { ItemExponentialFailureRateLimiter } from "../queue/rate_limiters.ts";
+import { WorkQueue } from "../queue/work_queue.ts";
+import { FatalError } from "../runtime/fatal.ts";
+import { CapacityController } from "./controller.ts";
+import { countObjects } from "./desired.ts";
+import { WriteEchoes } from "./echoes.ts";
+import { createCapacityMetrics } from "./metrics.ts";
+import { CAPACITY_API_MISSING, type CapacityOptions } from "./options.ts";
+import { type OwnerChoice, resolveOwner } from "./owner_lookup.ts";
+import type {
+  CapacityClient,
+  CapacityCsi,
+  CapacityObjects,
+  CapacityOwner,
+  CapacityStartReads,
+  ClassLookup,
+  OwnerReads,
+  WatchedCache,
+} from "./ports.ts";
+import { CapacityPublisher } from "./publisher.ts";
+
+/** upstream's queue name, for the workqueue_* series. */
+export const CAPACITY_QUEUE_NAME = "csistoragecapacity";
+
+/** What the publisher is built from. */
+export interface CapacityParts {
+  options: CapacityOptions;
+  /** Discovery and the owner's reads, through the main client. */
+  reads: CapacityStartReads;
+  /** The StorageClass informer provisioning runs; the publisher adds its handler. */
+  classes: ClassLookup & WatchedCache<StorageClass>;
+  /** The informer of this node's objects (label-selected, in NAMESPACE); the publisher runs it. */
+  objects: CapacityObjects & WatchedCache<StorageCapacity> & {
+    run(signal: AbortSignal): Promise<void>;
+  };
+  csi: CapacityCsi;
+  /** Opens the capacity client once the checks passed; the publisher closes it when it stops. */
+  openClient: () => CapacityClient & { close(): void };
+  registry: Registry;
+  /** The factory main.ts created for the registry (prom-client registers each family once). */
+  queueMetrics: WorkQueueMetrics;
+  ready: (state: true | string) => void;
+  logger: Logger;
+  signal: AbortSignal;
+}
+
+/** Checks, finds the owner, and builds the publisher (its informer handlers are registered). */
+export async function startCapacity(parts: CapacityParts): Promise<CapacityPublisher> {
+  const { options, logger } = parts;
+  await requireCapacityApi(parts.reads);
+  const owner = await findCapacityOwner(parts.reads, options.owner, {
+    logger,
+    signal: parts.signal,
+  });
+  const client = parts.openClient();
+  const scope = { desired: options.desired, segment: options.segment };
+  const counts = () =>
+    countObjects({ classes: parts.classes.list(), objects: parts.objects.list() }, scope);
+  const metrics = createCapacityMetrics(parts.registry, counts);
+  const echoes = new WriteEchoes();
+  const controller = new CapacityController(
+    {
+      classes: parts.classes,
+      objects: parts.objects,
+      csi: parts.csi,
+      client,
+      owner,
+      echoes,
+      metrics,
+      logger,
+    },
+    { ...scope, labels: options.labels },
+  );
+  const queue = new WorkQueue({
+    rateLimiter: new ItemExponentialFailureRateLimiter(options.retry.startMs, options.retry.maxMs),
+    metrics: parts.queueMetrics.forQueue(CAPACITY_QUEUE_NAME),
+  });
+  return new CapacityPublisher({
+    controller,
+    queue,
+    classes: parts.classes,
+    objects: parts.objects,
+    echoes,
+    ready: parts.ready,
+    release: () => client.close(),
+    logger,
+  }, {
+    driverName: options.desired.driverName,
+    workers: options.workers,
+    pollIntervalMs: options.pollIntervalMs,
+  });
+}
+
+/** Throws a FatalError when the API server lacks storage.k8s.io/v1 csistoragecapacities. */
+export async function requireCapacityApi(
+  reads: Pick<CapacityStartReads, "servesResource">,
+): Promise<void> {
+  if (!(await reads.servesResource("storage.k8s.io/v1", "csistoragecapacities"))) {
+    throw new FatalError(CAPACITY_API_MISSING);
+  }
+}
+
+/** The owner the flags ask for; a FatalError when it cannot be found. */
+export async function findCapacityOwner(
+  reads: OwnerReads,
+  choice: OwnerChoice,
+  options: { logger: Logger; signal: AbortSignal },
+): Promise<CapacityOwner> {
+  try {
+    return await resolveOwner(reads, choice, options);
+  } catch (error) {
+    throw new FatalError((error as Error).message, { cause: error });
+  }
+}
