@@ -1,55 +1,34 @@
 /**
- * csi-node-provisioner: the composition root. Parses the configuration,
- * connects to the CSI driver and the API server, starts the informers, the
- * provisioning, deletion and capacity workers, serves diagnostics, and runs
- * until a signal or a fatal condition. Exit codes: 0 after a signal, 1 for a
- * fatal error (e.g. the driver went away), 2 for bad flags or environment.
+ * csi-node-provisioner, and its only composition root (ARCHITECTURE.md): builds the adapters
+ * (lib/csi, lib/kube, lib/http) and hands them to provisioning, deletion and the capacity
+ * publisher as their ports, then runs until a signal or a fatal condition. Exit codes: 0 after
+ * a signal, 1 for a fatal error (e.g. the driver went away), 2 for bad flags or environment.
  */
 import process from "node:process";
-import { startCapacity as startCapacityPublisher } from "./lib/capacity/start.ts";
 import { capacityDriverProblem, capacityOptions } from "./lib/capacity/options.ts";
 import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/refresh.ts";
+import { startCapacity } from "./lib/capacity/start.ts";
 import { parseConfig } from "./lib/config/config.ts";
+import { problemsText } from "./lib/config/help.ts";
 import type { Config } from "./lib/config/types.ts";
-import { type CsiConnection, openCsiConnection } from "./lib/csi/connection.ts";
-import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
+import { type CsiCaller, type CsiConnection, openCsiConnection } from "./lib/csi/connection.ts";
 import { CsiController } from "./lib/csi/controller_service.ts";
-import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
+import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
-import { createHttpApp } from "./lib/http/app.ts";
-import { createLiveness, Readiness } from "./lib/http/health.ts";
-import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
-import { KubeApi } from "./lib/kube/api.ts";
-import {
-  createAttachmentCache,
-  createCapacityCache,
-  createProvisioningCaches,
-  type ProvisioningCaches,
-  waitForSync,
-} from "./lib/kube/caches.ts";
-import { type KubeCredentials, loadCredentials } from "./lib/kube/credentials.ts";
-import { EventSender } from "./lib/kube/events.ts";
-import { createKubeRest, type KubeRest } from "./lib/kube/rest.ts";
-import { createLogger, type Logger } from "./lib/log/logger.ts";
-import { claimStorageClassName } from "./lib/provision/claim_class.ts";
-import { ProvisionController } from "./lib/provision/controller.ts";
-import { DeleteController } from "./lib/delete/controller.ts";
-import { createProvisionMetrics } from "./lib/provision/metrics.ts";
-import { createDeleteMetrics } from "./lib/delete/metrics.ts";
-import { provisionControllerOptions, provisionerIdentity } from "./lib/provision/options.ts";
-import { PvSaver } from "./lib/provision/pv_saver.ts";
+import { startDeletion } from "./lib/delete/start.ts";
 import { isThisNodesConcern } from "./lib/delete/volume_owner.ts";
+import { Readiness } from "./lib/http/health.ts";
+import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
+import { serveDiagnostics } from "./lib/http/serve.ts";
+import { createCapacityCache, waitForSync } from "./lib/kube/caches.ts";
+import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
+import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
+import { createLogger, type Logger } from "./lib/log/logger.ts";
+import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
-import {
-  defaultControllerRateLimiter,
-  ItemExponentialFailureRateLimiter,
-} from "./lib/queue/rate_limiters.ts";
-import { WorkQueue } from "./lib/queue/work_queue.ts";
-import { type KeyHandler, runWorkers } from "./lib/queue/workers.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
 import { Lifecycle } from "./lib/runtime/lifecycle.ts";
-import { serveHttp } from "./lib/runtime/platform.ts";
 import { writeTerminationLog } from "./lib/runtime/termination_log.ts";
 import { VERSION } from "./lib/runtime/version.ts";
 
@@ -70,16 +49,9 @@ export async function main(
     case "version":
       process.stdout.write(`${PROGRAM} ${VERSION}\n`);
       return 0;
-    case "invalid": {
-      const count = outcome.problems.length === 1
-        ? "1 problem"
-        : `${outcome.problems.length} problems`;
-      const lines = outcome.problems.map((problem) => `  - ${problem}\n`).join("");
-      process.stderr.write(
-        `${PROGRAM}: cannot start, ${count}:\n${lines}Run ${PROGRAM} --help for every flag.\n`,
-      );
+    case "invalid":
+      process.stderr.write(problemsText(PROGRAM, outcome.problems));
       return 2;
-    }
     case "run":
       return await runAgent(outcome.config, env);
   }
@@ -98,12 +70,10 @@ interface Agent {
 async function runAgent(config: Config, env: Record<string, string | undefined>): Promise<number> {
   const logger = createLogger({ verbosity: config.verbosity, base: { node: config.nodeName } });
   const agent = assemble(config, logger);
-  const untrap = agent.life.trapSignals();
+  const { life, connection } = agent;
+  const untrap = life.trapSignals();
   try {
-    const driver = await handshake(agent.connection, {
-      logger,
-      signal: agent.life.shutdown.signal,
-    });
+    const driver = await handshake(connection, { logger, signal: life.shutdown.signal });
     logger.notice(
       { version: VERSION, ...describeDriver(driver) },
       "Connected to CSI driver; using its topology segment as this node's fixed topology",
@@ -112,23 +82,21 @@ async function runAgent(config: Config, env: Record<string, string | undefined>)
     if (capacityProblem !== undefined) throw new FatalError(capacityProblem);
     agent.readiness.set("csi", true);
     await startControllers(agent, { driver, env });
-    const end = await watchConnectionLoss(agent.connection, agent.life.shutdown.signal);
+    const end = await watchConnectionLoss(connection, life.shutdown.signal);
     if (end === "lost") throw new FatalError("Lost connection to CSI driver, exiting");
   } catch (error) {
-    if (!agent.life.shutdown.signal.aborted) {
+    if (!life.shutdown.signal.aborted) {
       const message = (error as Error).message;
       logger.fatal({ err: error }, message);
       writeTerminationLog(message);
-      await agent.life.close();
+      await life.close();
       return error instanceof FatalError ? error.exitCode : 1;
     }
   } finally {
     untrap();
   }
-  await agent.life.stop({
-    drainMs: config.timeoutMs + DRAIN_MARGIN_MS,
-    drained: (deadline) => agent.connection.drained(deadline),
-  });
+  const drained = (deadline: number) => connection.drained(deadline);
+  await life.stop({ drainMs: config.timeoutMs + DRAIN_MARGIN_MS, drained });
   logger.notice("Stopped");
   return 0;
 }
@@ -145,247 +113,83 @@ function assemble(config: Config, logger: Logger): Agent {
   const readiness = new Readiness();
   readiness.require("csi", "CSI driver handshake not done");
   readiness.require("informers", "informers not synced");
-  const live = createLiveness(async () => {
-    const response = await connection.call("Probe", {});
-    if (response.ready !== null && !response.ready.value) {
-      throw new Error("driver reports not ready");
-    }
-  });
   if (config.httpEndpoint !== "") {
-    const app = createHttpApp({
-      metricsPath: config.metricsPath,
-      metrics: metrics.render,
-      live,
-      ready: () => readiness.report(),
-    });
-    const http = serveHttp(config.httpEndpoint, app.fetch);
+    const http = serveDiagnostics(config, { metrics, readiness, csi: connection });
     life.onClose(() => http.close());
     logger.info({ endpoint: config.httpEndpoint, port: http.port }, "Serving metrics and health");
   }
   return { config, logger, metrics, readiness, connection, life };
 }
 
-/** The parts every controller is built from. */
-interface Parts {
-  driver: DriverInfo;
-  credentials: KubeCredentials;
-  rest: KubeRest;
-  caches: ProvisioningCaches;
-  events: EventSender;
-  queues: WorkQueueMetrics;
-  capacity?: CapacityPublisher;
-}
-
+/** The cluster's adapters, and the controllers on top of them. */
 async function startControllers(
   agent: Agent,
   options: { driver: DriverInfo; env: Record<string, string | undefined> },
 ) {
-  const { config, life } = agent;
-  const credentials = await loadCredentials({
-    kubeconfig: config.kubeconfig,
-    master: config.master,
+  const { config, life, logger } = agent;
+  const { driver } = options;
+  const kube = await connectKube({
+    config,
     env: options.env,
-  });
-  const rest = createKubeRest(credentials, {
-    budget: { qps: config.kubeApiQps, burst: config.kubeApiBurst },
     userAgent: `${PROGRAM}/${VERSION}`,
-  });
-  life.onClose(() => rest.close());
-  await checkVolumeAttributesClassApi(agent, rest);
-  const driver = options.driver;
-  const caches = createProvisioningCaches(rest, {
-    nodeName: config.nodeName,
+    component: `${driver.name}_${config.nodeName}`,
     keepVolume: (pv) =>
       isThisNodesConcern(pv, { driverName: driver.name, segment: driver.segment }),
-    logger: agent.logger.child({ component: "informer" }),
+    logger,
   });
-  const events = new EventSender(rest, {
-    component: `${driver.name}_${config.nodeName}`,
-    host: config.nodeName,
-    logger: agent.logger.child({ component: "events" }),
-  });
-  life.track(events.run(life.halt.signal), { final: true });
-  const parts: Parts = {
-    driver,
-    credentials,
-    rest,
-    caches,
-    events,
-    queues: createWorkQueueMetrics(agent.metrics.registry),
-  };
-  if (config.enableCapacity) parts.capacity = await startCapacity(agent, parts);
-  for (const informer of Object.values(caches)) life.track(informer.run(life.shutdown.signal));
-  const claims = startProvisioning(agent, parts);
-  const volumes = startDeletion(agent, parts);
+  life.onClose(() => kube.rest.close());
+  life.track(kube.events.run(life.halt.signal), { final: true });
+  const queues = createWorkQueueMetrics(agent.metrics.registry);
+  let csi: CsiCaller = agent.connection;
+  if (config.enableCapacity) {
+    csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues }));
+  }
+  const { informers, api, events } = kube;
+  for (const informer of Object.values(informers)) life.track(informer.run(life.shutdown.signal));
+  const { registry } = agent.metrics;
+  const controllerCalls = new CsiController(csi);
+  const shared = { config, driver, api, events, registry, queues, logger, csi: controllerCalls };
+  const claims = await startProvisioning({ ...shared, ...informers }, life);
+  const volumes = startDeletion({
+    ...shared,
+    volumes: informers.volumes,
+    classes: informers.classes,
+    watchAttachments: () => kube.watchAttachments(driver.name),
+  }, life);
   const started = performance.now();
-  if (!(await waitForSync(Object.values(caches), life.shutdown.signal))) return;
+  if (!(await waitForSync(Object.values(informers), life.shutdown.signal))) return;
   agent.readiness.set("informers", true);
-  agent.logger.notice(
-    {
-      ms: Math.round(performance.now() - started),
-      claims: caches.claims.size,
-      volumes: caches.volumes.size,
-    },
+  const counts = { claims: informers.claims.size, volumes: informers.volumes.size };
+  logger.notice(
+    { ms: Math.round(performance.now() - started), ...counts },
     "Informers synced; provisioning claims selected to this node and deleting its released volumes",
   );
   claims();
   volumes();
 }
 
-async function checkVolumeAttributesClassApi(agent: Agent, rest: KubeRest): Promise<void> {
-  const gates = agent.config.featureGates;
-  if (!gates.VolumeAttributesClass || gates.VolumeAttributesClassExplicit) return;
-  // As upstream: without the storage.k8s.io/v1 API, the gate is off unless set explicitly.
-  if (await new KubeApi(rest).servesResource("storage.k8s.io/v1", "volumeattributesclasses")) {
-    return;
-  }
-  agent.logger.notice("VolumeAttributesClass is not served by the API server: feature disabled");
-  gates.VolumeAttributesClass = false;
-}
-
-/** A queue with its workers, started by the returned function once the caches synced. */
-function workerPool(
-  agent: Agent,
-  pool: { queue: WorkQueue; name: string; handle: KeyHandler },
-): () => void {
-  const { life } = agent;
-  return () =>
-    life.track(
-      runWorkers(pool.queue, {
-        workers: agent.config.workerThreads,
-        signal: life.shutdown.signal,
-        logger: agent.logger.child({ component: pool.name }),
-        // Workers stop taking keys on the soft stop; calls in flight get until the hard stop.
-        handle: (key) => pool.handle(key, life.halt.signal),
-      }).finally(() => pool.queue.shutDown()),
-    );
-}
-
-function retryQueue(agent: Agent, parts: Parts, name: string): WorkQueue {
-  const { retryIntervalStartMs, retryIntervalMaxMs } = agent.config;
-  return new WorkQueue({
-    rateLimiter: new ItemExponentialFailureRateLimiter(retryIntervalStartMs, retryIntervalMaxMs),
-    metrics: parts.queues.forQueue(name),
-  });
-}
-
-/** CreateVolume and DeleteVolume; with --enable-capacity each also refreshes the published capacity. */
-function csiVolumes(agent: Agent, capacity: CapacityPublisher | undefined): CsiController {
-  const csi = capacity === undefined
-    ? agent.connection
-    : refreshingCapacity(agent.connection, capacity);
-  return new CsiController(csi);
-}
-
-function startProvisioning(agent: Agent, parts: Parts): () => void {
-  const { config, life } = agent;
-  const { driver, caches, rest } = parts;
-  const queue = retryQueue(agent, parts, "claims");
-  const saveQueue = new WorkQueue({
-    rateLimiter: defaultControllerRateLimiter(),
-    metrics: parts.queues.forQueue("unsavedpvs"),
-  });
-  const api = new KubeApi(rest);
-  const saver = new PvSaver({
-    api,
-    events: parts.events,
-    logger: agent.logger.child({ component: "pv-saver" }),
-    queue: saveQueue,
-  });
-  const identity = provisionerIdentity(driver.name, {
-    nodeName: config.nodeName,
-    now: Date.now(),
-    random: Math.random(),
-  });
-  const controller = new ProvisionController({
-    caches,
-    api,
-    csi: csiVolumes(agent, parts.capacity),
-    events: parts.events,
-    metrics: createProvisionMetrics(agent.metrics.registry),
-    saver,
-    logger: agent.logger.child({ component: "provision" }),
-  }, provisionControllerOptions(config, driver, { identity }));
-  caches.claims.onChange((change) => queue.add(change.key));
-  caches.classes.onChange((change) => {
-    for (const claim of caches.claims.list()) {
-      if (claimStorageClassName(claim) === change.key) {
-        queue.add(`${claim.metadata.namespace}/${claim.metadata.name}`);
-      }
-    }
-  });
-  const workers = workerPool(agent, {
-    queue,
-    name: "claims",
-    handle: (key, signal) => controller.sync(key, signal),
-  });
-  return () => {
-    life.track(saver.run(life.halt.signal).finally(() => saveQueue.shutDown()), { final: true });
-    workers();
-  };
-}
-
-function startDeletion(agent: Agent, parts: Parts): () => void {
-  const { driver, caches } = parts;
-  const queue = retryQueue(agent, parts, "volumes");
-  // As upstream: VolumeAttachments are watched only when the driver attaches volumes.
-  const attachments = driver.controllerCapabilities.has("PUBLISH_UNPUBLISH_VOLUME")
-    ? createAttachmentCache(parts.rest, {
-      driverName: driver.name,
-      logger: agent.logger.child({ component: "informer" }),
-    })
-    : undefined;
-  const controller = new DeleteController({
-    volumes: caches.volumes,
-    classes: caches.classes,
-    api: new KubeApi(parts.rest),
-    csi: csiVolumes(agent, parts.capacity),
-    ...(attachments === undefined ? {} : { attachments }),
-    events: parts.events,
-    metrics: createDeleteMetrics(agent.metrics.registry),
-    logger: agent.logger.child({ component: "delete" }),
-  }, { segment: driver.segment });
-  caches.volumes.onChange((change) => queue.add(change.key));
-  if (attachments !== undefined) {
-    attachments.informer.onChange((change) => {
-      const pv = (change.old ?? change.new)?.persistentVolumeName;
-      if (pv !== undefined) queue.add(pv);
-    });
-    agent.life.track(attachments.informer.run(agent.life.shutdown.signal));
-  }
-  return workerPool(agent, {
-    queue,
-    name: "volumes",
-    handle: (key, signal) => controller.sync(key, signal),
-  });
-}
-
 /** The capacity publisher (--enable-capacity), with its own client for writes. */
-async function startCapacity(agent: Agent, parts: Parts): Promise<CapacityPublisher> {
-  const { config, life, logger } = agent;
-  agent.readiness.require("capacity", "CSIStorageCapacity not published yet");
-  const options = capacityOptions(config, parts.driver);
-  const capacityLogger = logger.child({ component: "capacity" });
-  const publisher = await startCapacityPublisher({
+function startPublisher(
+  agent: Agent,
+  parts: { driver: DriverInfo; kube: KubeConnection; queues: WorkQueueMetrics },
+): Promise<CapacityPublisher> {
+  const { kube } = parts;
+  const options = capacityOptions(agent.config, parts.driver);
+  const logger = agent.logger.child({ component: "capacity" });
+  const userAgent = `${PROGRAM}/${VERSION} capacity`;
+  return startCapacity({
     options,
-    reads: new KubeApi(parts.rest),
-    classes: parts.caches.classes,
-    objects: createCapacityCache(parts.rest, { ...options, logger: capacityLogger }),
+    reads: kube.api,
+    classes: kube.informers.classes,
+    objects: createCapacityCache(kube.rest, { ...options, logger }),
     csi: new CsiController(agent.connection),
     openClient: () =>
-      new StorageCapacityClient(parts.credentials, {
-        ...options.client,
-        namespace: options.namespace,
-        userAgent: `${PROGRAM}/${VERSION} capacity`,
-      }),
+      new StorageCapacityClient(kube.credentials, { ...options.client, ...options, userAgent }),
     registry: agent.metrics.registry,
     queueMetrics: parts.queues,
-    ready: (state) => agent.readiness.set("capacity", state),
-    logger: capacityLogger,
-    signal: life.shutdown.signal,
-  });
-  life.track(publisher.run(life.shutdown.signal));
-  return publisher;
+    readiness: agent.readiness,
+    logger,
+  }, agent.life);
 }
 
 if (import.meta.main) {

@@ -76,5 +76,13 @@ export interface CapacityStartReads {
   readNodeUid(name: string, signal?: AbortSignal): Promise<string | undefined>;
 }
 
+/** The agent's /readyz conditions. */
+export interface Readiness {
+  /** Adds a condition that is not met yet. */
+  require(name: string, reason: string): void;
+  /** true: met; a string: not met, and why. */
+  set(name: string, state: true | string): void;
+}
+
 /** The reads the owner lookup makes. */
 export type OwnerReads = Pick<CapacityStartReads, "readObject" | "readNodeUid">;

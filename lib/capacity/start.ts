@@ -5,16 +5,16 @@
  * agent does not speak) and the owner of the objects must be found; a
  * failure of either ends the process with a clear message. Then the
  * controller, its work queue and the publisher are put together from the
- * ports main.ts hands over. Nothing here runs: the caller runs the publisher.
+ * ports main.ts hands over, and run.
  */
 import type { Registry } from "prom-client";
 import type { Logger } from "../log/logger.ts";
 import type { StorageClass } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
-import { ItemExponentialFailureRateLimiter } from "../queue/rate_limiters.ts";
-import { WorkQueue } from "../queue/work_queue.ts";
+import { retryQueue } from "../queue/pool.ts";
 import { FatalError } from "../runtime/fatal.ts";
+import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { CapacityController } from "./controller.ts";
 import { countObjects } from "./desired.ts";
 import { WriteEchoes } from "./echoes.ts";
@@ -29,12 +29,15 @@ import type {
   CapacityStartReads,
   ClassLookup,
   OwnerReads,
+  Readiness,
   WatchedCache,
 } from "./ports.ts";
 import { CapacityPublisher } from "./publisher.ts";
 
 /** upstream's queue name, for the workqueue_* series. */
 export const CAPACITY_QUEUE_NAME = "csistoragecapacity";
+/** The /readyz condition of the first round of publishing. */
+const READINESS = "capacity";
 
 /** What the publisher is built from. */
 export interface CapacityParts {
@@ -53,19 +56,24 @@ export interface CapacityParts {
   registry: Registry;
   /** The factory main.ts created for the registry (prom-client registers each family once). */
   queueMetrics: WorkQueueMetrics;
-  ready: (state: true | string) => void;
+  readiness: Readiness;
   logger: Logger;
-  signal: AbortSignal;
 }
 
-/** Checks, finds the owner, and builds the publisher (its informer handlers are registered). */
-export async function startCapacity(parts: CapacityParts): Promise<CapacityPublisher> {
+/**
+ * Checks, finds the owner, builds the publisher (its informer handlers are
+ * registered) and runs it until the soft stop; readiness waits for its first
+ * round. Returns the publisher, for the refresh decorator (refresh.ts).
+ */
+export async function startCapacity(
+  parts: CapacityParts,
+  life: Lifecycle,
+): Promise<CapacityPublisher> {
   const { options, logger } = parts;
+  parts.readiness.require(READINESS, "CSIStorageCapacity not published yet");
   await requireCapacityApi(parts.reads);
-  const owner = await findCapacityOwner(parts.reads, options.owner, {
-    logger,
-    signal: parts.signal,
-  });
+  const signal = life.shutdown.signal;
+  const owner = await findCapacityOwner(parts.reads, options.owner, { logger, signal });
   const client = parts.openClient();
   const scope = { desired: options.desired, segment: options.segment };
   const counts = () =>
@@ -85,17 +93,14 @@ export async function startCapacity(parts: CapacityParts): Promise<CapacityPubli
     },
     { ...scope, labels: options.labels },
   );
-  const queue = new WorkQueue({
-    rateLimiter: new ItemExponentialFailureRateLimiter(options.retry.startMs, options.retry.maxMs),
-    metrics: parts.queueMetrics.forQueue(CAPACITY_QUEUE_NAME),
-  });
-  return new CapacityPublisher({
+  const queue = retryQueue(options.retry, parts.queueMetrics.forQueue(CAPACITY_QUEUE_NAME));
+  const publisher = new CapacityPublisher({
     controller,
     queue,
     classes: parts.classes,
     objects: parts.objects,
     echoes,
-    ready: parts.ready,
+    ready: (state) => parts.readiness.set(READINESS, state),
     release: () => client.close(),
     logger,
   }, {
@@ -103,6 +108,8 @@ export async function startCapacity(parts: CapacityParts): Promise<CapacityPubli
     workers: options.workers,
     pollIntervalMs: options.pollIntervalMs,
   });
+  life.track(publisher.run(signal));
+  return publisher;
 }
 
 /** Throws a FatalError when the API server lacks storage.k8s.io/v1 csistoragecapacities. */

@@ -61,3 +61,10 @@ export function renderFlagTable(specs: readonly FlagSpec[]): string {
   }
   return lines.join("\n") + "\n";
 }
+
+/** The one start-up message that lists every problem with the flags and environment (exit code 2). */
+export function problemsText(program: string, problems: readonly string[]): string {
+  const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
+  const lines = problems.map((problem) => `  - ${problem}\n`).join("");
+  return `${program}: cannot start, ${count}:\n${lines}Run ${program} --help for every flag.\n`;
+}

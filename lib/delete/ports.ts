@@ -1,7 +1,7 @@
 /**
- * What the delete controller needs from the world, declared here where it is
- * used and kept narrow. main.ts passes the real implementations (the
- * informers, lib/kube/api.ts, the CSI connection); unit tests pass small
+ * What deletion needs from the world, declared here where it is used and
+ * kept narrow. main.ts passes the real implementations (the informers,
+ * lib/kube/api.ts, lib/csi/controller_service.ts); unit tests pass small
  * fakes.
  */
 import type { DeleteVolumeRequest } from "../csi/types.ts";
@@ -45,4 +45,18 @@ export interface DeleteMetrics {
   deleted(storageClass: string, seconds: number): void;
   failed(storageClass: string): void;
   refused(reason: "no-node-affinity"): void;
+}
+
+/** An informer as the wiring watches it: the key of each change. */
+export interface Watched<T> {
+  onChange(
+    handler: (change: { key: string; old: T | undefined; new: T | undefined }) => void,
+  ): void;
+}
+
+/** The VolumeAttachment cache: its informer, and the lookup by PV name. */
+export interface AttachmentWatch extends AttachmentLookup {
+  informer: Watched<{ persistentVolumeName: string | undefined }> & {
+    run(signal: AbortSignal): Promise<void>;
+  };
 }

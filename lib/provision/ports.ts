@@ -1,7 +1,8 @@
 /**
- * What the provisioning controller needs from the world, declared here where
- * it is used and kept narrow. main.ts passes the real implementations
- * (lib/kube/api.ts, the CSI connection); unit tests pass small fakes.
+ * What provisioning needs from the world, declared here where it is used and
+ * kept narrow. main.ts passes the real implementations (the informers,
+ * lib/kube/api.ts, lib/csi/controller_service.ts); unit tests pass small
+ * fakes.
  */
 import type {
   CreateVolumeRequest,
@@ -19,6 +20,12 @@ import type {
 /** A read-only cache (an informer store). */
 export interface Lookup<T> {
   get(key: string): T | undefined;
+}
+
+/** An informer as the wiring watches it: the key of each change, and every object it holds. */
+export interface WatchedLookup<T> extends Lookup<T> {
+  onChange(handler: (change: { key: string }) => void): void;
+  list(): T[];
 }
 
 /** The caches the controller reads. Keys: "namespace/name" for claims, name for the rest. */
@@ -41,6 +48,12 @@ export interface ProvisionApi {
     name: string,
     signal?: AbortSignal,
   ): Promise<VolumeAttributesClass | undefined>;
+}
+
+/** Discovery, for the start-up check of the VolumeAttributesClass API. */
+export interface Discovery {
+  /** Whether the API server serves a resource in a group version. */
+  servesResource(groupVersion: string, resource: string): Promise<boolean>;
 }
 
 /** The two CSI calls provisioning makes. */

@@ -1,0 +1,79 @@
+/**
+ * Deletion, put together from the ports main.ts hands over: the volume queue
+ * fed by the PV informer (and by the VolumeAttachment informer, watched only
+ * when the driver attaches volumes, as upstream), and the delete controller.
+ */
+import type { Registry } from "prom-client";
+import type { Config } from "../config/types.ts";
+import type { DriverInfo } from "../csi/handshake.ts";
+import type { EventRecorder } from "../kube/events.ts";
+import type { Logger } from "../log/logger.ts";
+import type { PersistentVolume } from "../model/objects.ts";
+import { retryQueue, runPool } from "../queue/pool.ts";
+import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import type { Lifecycle } from "../runtime/lifecycle.ts";
+import { DeleteController } from "./controller.ts";
+import { createDeleteMetrics } from "./metrics.ts";
+import type {
+  AttachmentWatch,
+  ClassLookup,
+  DeleteApi,
+  DeleteCsi,
+  VolumeLookup,
+  Watched,
+} from "./ports.ts";
+
+/** What deletion is built from. */
+export interface DeletionParts {
+  config: Config;
+  driver: DriverInfo;
+  volumes: VolumeLookup & Watched<PersistentVolume>;
+  classes: ClassLookup;
+  /** Creates the VolumeAttachment cache; called only for a driver that attaches volumes. */
+  watchAttachments: () => AttachmentWatch;
+  api: DeleteApi;
+  csi: DeleteCsi;
+  events: EventRecorder;
+  registry: Registry;
+  queues: WorkQueueMetrics;
+  logger: Logger;
+}
+
+/** Builds deletion and registers its handlers; returns the start of its workers, for once the caches have synced. */
+export function startDeletion(parts: DeletionParts, life: Lifecycle): () => void {
+  const { config, driver, logger } = parts;
+  const queue = retryQueue(
+    { startMs: config.retryIntervalStartMs, maxMs: config.retryIntervalMaxMs },
+    parts.queues.forQueue("volumes"),
+  );
+  // As upstream: VolumeAttachments are watched only when the driver attaches volumes.
+  const attachments = driver.controllerCapabilities.has("PUBLISH_UNPUBLISH_VOLUME")
+    ? parts.watchAttachments()
+    : undefined;
+  const controller = new DeleteController({
+    volumes: parts.volumes,
+    classes: parts.classes,
+    api: parts.api,
+    csi: parts.csi,
+    ...(attachments === undefined ? {} : { attachments }),
+    events: parts.events,
+    metrics: createDeleteMetrics(parts.registry),
+    logger: logger.child({ component: "delete" }),
+  }, { segment: driver.segment });
+  parts.volumes.onChange((change) => queue.add(change.key));
+  if (attachments !== undefined) {
+    attachments.informer.onChange((change) => {
+      const pv = (change.old ?? change.new)?.persistentVolumeName;
+      if (pv !== undefined) queue.add(pv);
+    });
+    life.track(attachments.informer.run(life.shutdown.signal));
+  }
+  return () =>
+    life.track(runPool(queue, {
+      workers: config.workerThreads,
+      handle: (name, signal) => controller.sync(name, signal),
+      stop: life.shutdown.signal,
+      halt: life.halt.signal,
+      logger: logger.child({ component: "volumes" }),
+    }));
+}

@@ -1,0 +1,69 @@
+/**
+ * The agent's connection to its cluster: the credentials, the main REST
+ * client (--kube-api-qps, --kube-api-burst), the calls outside the
+ * informers, the informers provisioning and deletion read, and the Event
+ * sender. main.ts opens it and hands its parts to the controllers as their
+ * ports; nothing here starts a loop.
+ */
+import type { Config } from "../config/types.ts";
+import type { Logger } from "../log/logger.ts";
+import type { PersistentVolume } from "../model/objects.ts";
+import { KubeApi } from "./api.ts";
+import {
+  type AttachmentCache,
+  createAttachmentCache,
+  createProvisioningCaches,
+  type ProvisioningCaches,
+} from "./caches.ts";
+import { type KubeCredentials, loadCredentials } from "./credentials.ts";
+import { EventSender } from "./events.ts";
+import { createKubeRest, type KubeRest } from "./rest.ts";
+
+/** What the controllers are built on. */
+export interface KubeConnection {
+  credentials: KubeCredentials;
+  rest: KubeRest;
+  api: KubeApi;
+  informers: ProvisioningCaches;
+  events: EventSender;
+  /** Creates the VolumeAttachment informer of a driver (not started). */
+  watchAttachments(driverName: string): AttachmentCache;
+}
+
+/** Loads the credentials and creates the client, the informers and the Event sender. */
+export async function connectKube(options: {
+  config: Config;
+  env: Record<string, string | undefined>;
+  userAgent: string;
+  /** Events' source.component. */
+  component: string;
+  /** Which PVs the PV informer keeps (this node's). */
+  keepVolume: (pv: PersistentVolume) => boolean;
+  logger: Logger;
+}): Promise<KubeConnection> {
+  const { config, logger } = options;
+  const { kubeconfig, master } = config;
+  const credentials = await loadCredentials({ kubeconfig, master, env: options.env });
+  const rest = createKubeRest(credentials, {
+    budget: { qps: config.kubeApiQps, burst: config.kubeApiBurst },
+    userAgent: options.userAgent,
+  });
+  const informerLogger = logger.child({ component: "informer" });
+  return {
+    credentials,
+    rest,
+    api: new KubeApi(rest),
+    informers: createProvisioningCaches(rest, {
+      nodeName: config.nodeName,
+      keepVolume: options.keepVolume,
+      logger: informerLogger,
+    }),
+    events: new EventSender(rest, {
+      component: options.component,
+      host: config.nodeName,
+      logger: logger.child({ component: "events" }),
+    }),
+    watchAttachments: (driverName) =>
+      createAttachmentCache(rest, { driverName, logger: informerLogger }),
+  };
+}
