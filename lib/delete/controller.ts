@@ -5,20 +5,21 @@
  * this node's driver, delete the PV object, then drop the finalizer.
  */
 import type { Segments } from "../csi/types.ts";
-import type { EventRecorder, EventSubject } from "../kube/events.ts";
-import type { Logger } from "../log/logger.ts";
-import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
-import type { PersistentVolume } from "../model/objects.ts";
-import type { HandleOutcome } from "../queue/workers.ts";
-import { decideDelete, type DeletionSecret, finalizerChange } from "./decide.ts";
 import type {
   AttachmentLookup,
   ClassLookup,
   DeleteApi,
   DeleteCsi,
   DeleteMetrics,
+  EventRecorder,
   VolumeLookup,
 } from "./ports.ts";
+import type { EventSubject } from "../model/events.ts";
+import type { Logger } from "../log/logger.ts";
+import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
+import type { PersistentVolume } from "../model/objects.ts";
+import type { HandleOutcome } from "../queue/workers.ts";
+import { decideDelete, type DeletionSecret, finalizerChange } from "./decide.ts";
 
 /** What the delete controller is given. */
 export interface DeleteControllerDeps {

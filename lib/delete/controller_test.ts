@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { CsiError } from "../csi/status.ts";
 import type { DeleteVolumeRequest } from "../csi/types.ts";
-import type { EventRecord } from "../kube/events.ts";
+import type { EventRecord } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { createLogger } from "../log/logger.ts";
 import { DeleteController } from "./controller.ts";

@@ -6,6 +6,7 @@
  */
 import type { DeleteVolumeRequest } from "../csi/types.ts";
 import type { PersistentVolume, SecretReference, StorageClass } from "../model/objects.ts";
+import type { EventRecord } from "../model/events.ts";
 
 /** This node's PVs (the informer's cache), by name. */
 export interface VolumeLookup {
@@ -59,4 +60,9 @@ export interface AttachmentWatch extends AttachmentLookup {
   informer: Watched<{ persistentVolumeName: string | undefined }> & {
     run(signal: AbortSignal): Promise<void>;
   };
+}
+
+/** Records Events (written in the background, never holding up the caller). */
+export interface EventRecorder {
+  record(event: EventRecord): void;
 }

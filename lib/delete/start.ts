@@ -6,7 +6,15 @@
 import type { Registry } from "prom-client";
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
-import type { EventRecorder } from "../kube/events.ts";
+import type {
+  AttachmentWatch,
+  ClassLookup,
+  DeleteApi,
+  DeleteCsi,
+  EventRecorder,
+  VolumeLookup,
+  Watched,
+} from "./ports.ts";
 import type { Logger } from "../log/logger.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { retryQueue, runPool } from "../queue/pool.ts";
@@ -14,14 +22,6 @@ import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { DeleteController } from "./controller.ts";
 import { createDeleteMetrics } from "./metrics.ts";
-import type {
-  AttachmentWatch,
-  ClassLookup,
-  DeleteApi,
-  DeleteCsi,
-  VolumeLookup,
-  Watched,
-} from "./ports.ts";
 
 /** What deletion is built from. */
 export interface DeletionParts {

@@ -9,30 +9,8 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../log/logger.ts";
 import { sleep } from "../runtime/sleep.ts";
+import type { EventRecord } from "../model/events.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
-
-/** The object an Event is about. */
-export interface EventSubject {
-  kind: "PersistentVolumeClaim" | "PersistentVolume" | string;
-  apiVersion?: string;
-  namespace?: string;
-  name: string;
-  uid: string;
-  resourceVersion?: string;
-}
-
-/** An event to record. */
-export interface EventRecord {
-  subject: EventSubject;
-  type: "Normal" | "Warning";
-  reason: string;
-  message: string;
-}
-
-/** The recorder the controllers see. */
-export interface EventRecorder {
-  record(event: EventRecord): void;
-}
 
 interface Entry {
   event: EventRecord;
@@ -73,7 +51,7 @@ export interface EventSenderOptions {
 }
 
 /** Buffers, merges and sends Events. run() sends until the signal aborts, then flushes briefly. */
-export class EventSender implements EventRecorder {
+export class EventSender {
   readonly #rest: KubeRest;
   readonly #options: EventSenderOptions;
   readonly #pending = new Map<string, Entry>();

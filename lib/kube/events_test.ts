@@ -1,6 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { createLogger } from "../log/logger.ts";
-import { type EventRecord, EventSender } from "./events.ts";
+import { EventSender } from "./events.ts";
+import { type EventRecord } from "../model/events.ts";
 import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
 
 const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });

@@ -2,18 +2,19 @@
  * What the provisioning controller and its attempts share: their
  * dependencies, their options, and how a claim appears in events and metrics.
  */
-import type { EventRecorder, EventSubject } from "../kube/events.ts";
-import type { Claim } from "../model/objects.ts";
-import type { Logger } from "../log/logger.ts";
-import type { ClaimDecisionOptions } from "./decide.ts";
-import type { PersistentVolumeOptions } from "./persistent_volume.ts";
 import type {
+  EventRecorder,
   ProvisionApi,
   ProvisionCaches,
   ProvisionCsi,
   ProvisionLabels,
   ProvisionMetrics,
 } from "./ports.ts";
+import type { EventSubject } from "../model/events.ts";
+import type { Claim } from "../model/objects.ts";
+import type { Logger } from "../log/logger.ts";
+import type { ClaimDecisionOptions } from "./decide.ts";
+import type { PersistentVolumeOptions } from "./persistent_volume.ts";
 import type { PvSaver } from "./pv_saver.ts";
 import type { ProvisionOptions } from "./request.ts";
 

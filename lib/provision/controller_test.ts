@@ -10,7 +10,7 @@ import type {
   CreateVolumeResponse,
   DeleteVolumeRequest,
 } from "../csi/types.ts";
-import type { EventRecord } from "../kube/events.ts";
+import type { EventRecord } from "../model/events.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { createLogger } from "../log/logger.ts";
 import { WorkQueue } from "../queue/work_queue.ts";

@@ -16,6 +16,7 @@ import type {
   StorageClass,
   VolumeAttributesClass,
 } from "../model/objects.ts";
+import type { EventRecord } from "../model/events.ts";
 
 /** A read-only cache (an informer store). */
 export interface Lookup<T> {
@@ -73,4 +74,9 @@ export interface ProvisionLabels {
 export interface ProvisionMetrics {
   succeeded(labels: ProvisionLabels, seconds: number): void;
   failed(labels: ProvisionLabels): void;
+}
+
+/** Records Events (written in the background, never holding up the caller). */
+export interface EventRecorder {
+  record(event: EventRecord): void;
 }

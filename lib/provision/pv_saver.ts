@@ -7,11 +7,11 @@
  * CreateVolume again, which is idempotent by name.
  */
 import type { Logger } from "../log/logger.ts";
-import type { EventRecorder, EventSubject } from "../kube/events.ts";
+import type { EventRecorder, ProvisionApi } from "./ports.ts";
+import type { EventSubject } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import type { WorkQueue } from "../queue/work_queue.ts";
 import { type HandleOutcome, runWorkers } from "../queue/workers.ts";
-import type { ProvisionApi } from "./ports.ts";
 
 interface Unsaved {
   pv: PersistentVolume;

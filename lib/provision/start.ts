@@ -6,7 +6,14 @@
 import type { Registry } from "prom-client";
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
-import type { EventRecorder } from "../kube/events.ts";
+import type {
+  Discovery,
+  EventRecorder,
+  Lookup,
+  ProvisionApi,
+  ProvisionCsi,
+  WatchedLookup,
+} from "./ports.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { retryQueue, runPool } from "../queue/pool.ts";
@@ -18,7 +25,6 @@ import { claimStorageClassName } from "./claim_class.ts";
 import { ProvisionController } from "./controller.ts";
 import { createProvisionMetrics } from "./metrics.ts";
 import { provisionControllerOptions, provisionerIdentity } from "./options.ts";
-import type { Discovery, Lookup, ProvisionApi, ProvisionCsi, WatchedLookup } from "./ports.ts";
 import { PvSaver } from "./pv_saver.ts";
 
 /** What provisioning is built from. */
