@@ -1,5 +1,5 @@
 /**
- * Scenarios 1 and 2 (and issue 4's benchmark): N WaitForFirstConsumer claims
+ * The burst and default-budget scenarios (bench/README.md): N WaitForFirstConsumer claims
  * with selected-node already set to node-a arrive at a ready agent. Each run
  * gets a fresh cluster (1 node, test driver at zero latency), so that no run
  * inherits the objects, volumes or etcd growth of the one before.

@@ -1,5 +1,5 @@
 /**
- * Scenario 4 (and issue 6's benchmark): capacity freshness. One cluster for
+ * The capacity scenario (bench/README.md): capacity freshness. One cluster for
  * all runs (node-a with the test driver, a 1Ti pool, the CSIDriver with
  * storageCapacity). Each run starts one agent with capacity enabled, waits
  * for its first CSIStorageCapacity, measures 100 paced provisions and a burst

@@ -1,5 +1,5 @@
 /**
- * Start-up (issue 2): time from process start to ready, the CPU that took,
+ * Start-up: time from process start to ready, the CPU that took,
  * and RSS after 10 s idle, for ours and upstream on the same cluster (one
  * node, the test driver, no StorageClasses, no claims). Ready means caches
  * synced: /readyz 200 for ours, the "Started provisioner controller" log line

@@ -47,7 +47,7 @@ export function desiredClassNames(
  * the segment as accessible_topology, no volume capabilities (upstream since
  * v5.0.0: capacity is assumed not to depend on them).
  *
- * Differs from upstream on purpose (quirk 7 of §11.3): the reserved
+ * Differs from upstream's syncCapacity on purpose: the reserved
  * `csi.storage.k8s.io/*` keys (secret names, fstype) are removed, as they
  * are from CreateVolume, so the driver sees the same parameters in both
  * calls; upstream passes them through, which makes a driver that validates

@@ -118,7 +118,7 @@ Deno.test("the segment is sorted by key; comparison ignores key order and extra 
     false,
   );
   strictEqual(selectsSegment(undefined, segment), false);
-  // Upstream's quirk (nil topology → empty selector matching every node) cannot arise:
+  // Upstream's nil topology (an empty selector, which matches every node) cannot arise:
   // the handshake refuses a driver without a segment, and an empty selector never matches one.
   strictEqual(selectsSegment({}, SEGMENT), false);
 });

@@ -1,5 +1,6 @@
 /**
- * Owner references of the capacity objects (reference §5.5 "Owner"), pure.
+ * Owner references of the capacity objects (upstream's pkg/owner and
+ * capacity.go), pure.
  * Upstream's references carry apiVersion, kind, name, uid and
  * `controller: true`, never blockOwnerDeletion (which would need delete
  * permission on the owner).

@@ -1,7 +1,8 @@
 /**
  * planCapacityChanges: given what one StorageClass's object should say on
  * this node, the objects of that class the informer holds, and what
- * GetCapacity answered, decide the writes (reference §5.7, §5.8):
+ * GetCapacity answered, decide the writes (upstream's syncCapacity and its
+ * informer handlers in pkg/capacity/capacity.go, without their races):
  *
  * - no object wanted (class gone, of another driver, or Immediate) → delete
  *   every object of the class;

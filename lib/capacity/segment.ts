@@ -1,6 +1,7 @@
 /**
  * The node's one topology segment, as published in nodeTopology. Upstream
- * builds it in Go map order (reference §5.3 quirk 8); here the keys are
+ * builds it in Go map order (cmd/csi-provisioner, the fixed segment of
+ * node mode), so with more than one key its Compare may not match; here the keys are
  * sorted, so the same segment always prints, compares and serializes the
  * same way. Comparison of a selector ignores key order, as Go's DeepEqual of
  * maps does, so objects written by upstream in any order are still adopted.

@@ -2,7 +2,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { FLAGS } from "./flags.ts";
 import { parseFlagValue } from "./go_flags.ts";
 
-// Every flag of upstream csi-provisioner at HEAD (reference §1.1-1.3).
+// Every flag of upstream csi-provisioner v6.3 (its main, the standard sidecar flags and klog's).
 const UPSTREAM_FLAGS = [
   "master",
   "volume-name-prefix",

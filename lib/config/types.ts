@@ -1,10 +1,11 @@
 /**
  * The agent's validated configuration: every flag of upstream csi-provisioner
- * (HEAD, see ../shared/reference/external-provisioner-node-mode.md §1) plus the
- * environment contract (§1.4). Durations are milliseconds.
+ * (cmd/csi-provisioner/csi-provisioner.go, and the shared sidecar flags of
+ * csi-lib-utils' standardflags) plus the environment it reads (NODE_NAME,
+ * NAMESPACE, POD_NAME, KUBECONFIG). Durations are milliseconds.
  */
 export interface Config {
-  // Provisioner flags (§1.1)
+  // Provisioner flags (cmd/csi-provisioner/csi-provisioner.go)
   master: string;
   kubeconfig: string;
   volumeNamePrefix: string;
@@ -37,7 +38,7 @@ export interface Config {
   preventVolumeModeConversion: boolean;
   featureGates: FeatureGates;
 
-  // Shared sidecar flags (§1.2)
+  // Shared sidecar flags (csi-lib-utils standardflags/flags.go)
   csiAddress: string;
   leaderElection: boolean;
   leaderElectionNamespace: string;
@@ -51,10 +52,10 @@ export interface Config {
   httpEndpoint: string;
   metricsPath: string;
 
-  // Logging (§1.3)
+  // Logging (klog)
   verbosity: number;
 
-  // Environment (§1.4)
+  // Environment
   nodeName: string;
   namespace: string;
   podName: string;

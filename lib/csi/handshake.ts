@@ -1,6 +1,7 @@
 /**
- * The start-up conversation with the driver, as upstream does it in node mode
- * (reference §2.1): wait for the socket, Probe until ready, GetPluginInfo,
+ * The start-up conversation with the driver, as upstream's main() in
+ * cmd/csi-provisioner/csi-provisioner.go has it in node mode: wait for the
+ * socket, Probe until ready, GetPluginInfo,
  * GetPluginCapabilities, ControllerGetCapabilities, NodeGetInfo.
  */
 import { stat } from "node:fs/promises";

@@ -10,7 +10,7 @@ import type { Claim } from "../model/objects.ts";
 export function claimStorageClassName(claim: Claim): string {
   const annotated = claim.metadata.annotations?.[ANN_BETA_STORAGE_CLASS];
   if (annotated !== undefined) return annotated;
-  // Fixes upstream quirk 4: checkNode dereferences spec.storageClassName
-  // without a nil check and panics for claims that use only the annotation.
+  // Upstream's checkNode dereferences spec.storageClassName without a nil
+  // check and panics for claims that use only the annotation; "" here.
   return claim.spec.storageClassName ?? "";
 }

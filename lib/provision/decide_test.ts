@@ -122,7 +122,7 @@ Deno.test("screenClaim() names the class to look up, the beta annotation winning
   );
 });
 
-Deno.test("decideClaim() copes with a claim that has only the beta class annotation (fixes upstream quirk 4)", () => {
+Deno.test("decideClaim() copes with a claim that has only the beta class annotation (upstream's checkNode panics on it)", () => {
   const { storageClassName: _, ...spec } = claim().spec;
   const legacy: Claim = {
     metadata: {

@@ -44,7 +44,11 @@ export type ProvisioningState =
 export type Retry =
   /** Rate-limited exponential backoff (--retry-interval-start … --retry-interval-max). */
   | "backoff"
-  /** The "infeasible" slow set: no new attempt for 5 minutes (upstream §3.10). */
+  /**
+   * The "infeasible" slow set: no new attempt for 5 minutes (the slow set
+   * of sig-storage-lib-external-provisioner's controller.go, which an
+   * InvalidArgument answer puts the claim in).
+   */
   | "slow";
 
 /**
@@ -94,8 +98,9 @@ export function classifyCreateError(
       return "inBackground";
     case "ResourceExhausted":
       // CSI: "Unable to provision in `accessible_topology`". It could also be
-      // a transport message-size limit (CSI spec issue #419); like upstream
-      // we assume the limits are large enough that the driver sent it.
+      // a transport message-size limit; like upstream's checkError
+      // (pkg/controller/controller.go) we assume the limits are large enough
+      // that the driver sent it.
       return options.mayReschedule ? "reschedule" : "finished";
     case "Canceled": // gRPC: the client cancelled the request
     case "DeadlineExceeded": // gRPC: the deadline expired, the operation may go on

@@ -189,7 +189,7 @@ function volumeShape(input: ProvisionInput, options: ProvisionOptions): VolumeSh
   };
 }
 
-/** §2.6 for this node; only when topology is supported. */
+/** GenerateAccessibilityRequirements for this node; only when topology is supported. */
 function topologyRequirements(
   input: ProvisionInput,
   options: ProvisionOptions,

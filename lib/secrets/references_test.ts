@@ -76,7 +76,7 @@ Deno.test("resolveSecretReference() gives null when the class names no secret", 
   });
 });
 
-Deno.test("resolveSecretReference() expands the templates of §3.4", () => {
+Deno.test("resolveSecretReference() expands the templates of upstream's getSecretReference", () => {
   const parameters = {
     [`${PREFIX}node-publish-secret-name`]: "${pvc.name}-${pvc.annotations['example.com/key']}",
     [`${PREFIX}node-publish-secret-namespace`]: "${pvc.namespace}",

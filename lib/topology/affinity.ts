@@ -44,7 +44,8 @@ export type Accessibility =
   /**
    * The PV has no node affinity (or no required terms). Upstream treats such
    * a PV as accessible everywhere, so every agent deletes it through its own
-   * driver (upstream quirk 9). We do not: the caller should skip it and emit
+   * driver, and the volume is deleted on whichever node answers first. We do
+   * not: the caller should skip it and emit
    * a Warning instead.
    */
   | { kind: "noAffinity" }

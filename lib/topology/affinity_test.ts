@@ -51,7 +51,7 @@ Deno.test("volumeIsAccessible() rejects a PV of another node", () => {
   );
 });
 
-Deno.test("volumeIsAccessible() does not claim PVs without node affinity (fixes upstream quirk 9)", () => {
+Deno.test("volumeIsAccessible() does not claim PVs without node affinity (upstream: every node deletes them)", () => {
   const segment = { [KEY]: "node-a" };
   deepStrictEqual(volumeIsAccessible(undefined, segment), { kind: "noAffinity" });
   deepStrictEqual(volumeIsAccessible({}, segment), { kind: "noAffinity" });

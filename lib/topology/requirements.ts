@@ -28,7 +28,8 @@ export type RequirementsResult =
   | { ok: false; error: string };
 
 /**
- * The four cases of upstream §2.6: strict or not, with or without
+ * The four cases of upstream's GenerateAccessibilityRequirements
+ * (pkg/controller/topology.go) with a fixed node topology: strict or not, with or without
  * allowedTopologies. Strict: only our segment, and only if some allowed term
  * is a subset of it. Non-strict: the flattened allowed terms (or our segment
  * when there are none), with `preferred` rotated to start at the first term
