@@ -3,7 +3,7 @@
  * shouldDelete and Delete in sig-storage-lib-external-provisioner's
  * controller.go and pkg/controller/controller.go), pure: what to do with the
  * protection finalizer, whether this node deletes the volume, and with which
- * secret. The controller (delete_controller.ts) loads the PV from the cache,
+ * secret. The controller (controller.ts) loads the PV from the cache,
  * calls these and carries the result out.
  */
 import type { Segments } from "../csi/types.ts";

@@ -1,6 +1,6 @@
 /**
  * Byte sizes written as Kubernetes quantities ("10Gi", "500Mi", "1G", "1.5Gi",
- * "2e9", plain bytes), parsed by the agent's own lib/kube/quantity.ts. The
+ * "2e9", plain bytes), parsed by the agent's own lib/model/quantity.ts. The
  * driver keeps sizes as plain numbers, so it accepts up to 2^53-1 bytes.
  */
 import { parseQuantity } from "../../lib/model/quantity.ts";

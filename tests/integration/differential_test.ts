@@ -155,7 +155,7 @@ async function provisionClaim(
 
 /**
  * Our messages without the location this agent appends on purpose to
- * upstream's text (lib/provision/location.ts), e.g. ` (PersistentVolumeClaim
+ * upstream's text (lib/model/messages.ts), e.g. ` (PersistentVolumeClaim
  * "ns/name", spec.selector)`: the rest must be upstream's wording.
  */
 function withoutLocations(events: Provisioned["events"]): Provisioned["events"] {
