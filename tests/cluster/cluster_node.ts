@@ -7,6 +7,7 @@
 import { DriverControl } from "../csi_driver/control_client.ts";
 import type { CallRecord, CsiMethod } from "../csi_driver/types.ts";
 import type { AgentHandle } from "./agents.ts";
+import { callDriver, type CsiService } from "./csi_client.ts";
 import type { CsiRecorder, RecordedCall } from "./csi_recorder.ts";
 import type { DriverKind, NodeDriverPaths } from "./drivers.ts";
 import { type DriverVolume, hostpathSnapshots, hostpathVolumes } from "./hostpath.ts";
@@ -87,6 +88,36 @@ export class ClusterNode implements NodeDriverPaths {
       );
     }
     return this.recorder.calls(method);
+  }
+
+  /**
+   * Calls the driver directly (not through the agent nor the proxy), as
+   * someone else on the node would, e.g. a volume created behind the agent's back.
+   */
+  async callDriver(
+    service: CsiService,
+    method: string,
+    request: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    return await callDriver(this.driverSocket, { service, method, request });
+  }
+
+  /**
+   * SIGSTOP to the driver: a frozen driver, whose socket still accepts
+   * connections and whose calls hang until thawDriver().
+   */
+  freezeDriver(): void {
+    this.#requireDriver().signal("SIGSTOP");
+  }
+
+  /** SIGCONT: the frozen driver carries on with the calls it got meanwhile. */
+  thawDriver(): void {
+    this.#requireDriver().signal("SIGCONT");
+  }
+
+  #requireDriver(): ManagedProcess {
+    if (!this.driver?.running) throw new Error(`${this.name} has no running driver`);
+    return this.driver;
   }
 
   /** The secrets a recorded call carried, unstripped (recording proxy only); never print them. */
