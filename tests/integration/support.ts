@@ -154,14 +154,17 @@ export async function agentEvents(
   });
 }
 
-type DriverCall = import("../csi_driver/types.ts").CallRecord;
+type DriverCall = import("../cluster/cluster_node.ts").DriverCall;
 
-/** The CreateVolume calls a node's driver got for the claim (volume name `pvc-<uid>`). */
+/**
+ * The CreateVolume calls a node's driver got for the claim (volume name
+ * `pvc-<uid>`): the test driver's own record, or the recording proxy's.
+ */
 export async function createVolumeCallsFor(
-  node: { control: { calls(method?: "CreateVolume"): Promise<DriverCall[]> } },
+  node: { calls(method?: string): Promise<DriverCall[]> },
   claimUid: string,
 ): Promise<DriverCall[]> {
-  const calls = await node.control.calls("CreateVolume");
+  const calls = await node.calls("CreateVolume");
   return calls.filter((call) => (call.request as { name?: string }).name === `pvc-${claimUid}`);
 }
 
