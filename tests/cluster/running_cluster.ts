@@ -299,8 +299,8 @@ export class RunningCluster implements AsyncDisposable {
   /** Stops every process (last started first) and removes a temporary directory. Idempotent. */
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
-      await this.#init.group.stopAll();
       for (const node of this.nodes) node.recorder?.close();
+      await this.#init.group.stopAll();
       // Block volumes left behind keep a loop device each (hostpath attaches them).
       if (this.driverKind === "hostpath") await detachLoopDevices(this.dir).catch(() => []);
       if (this.#init.ownsDir) await Deno.remove(this.dir, { recursive: true }).catch(() => {});
