@@ -40,7 +40,15 @@ export interface ClusterOptions {
    * pod only where published CSIStorageCapacity fits its claims.
    */
   storageCapacity?: boolean;
-  /** Create a WaitForFirstConsumer class `test-<pool>` per driver pool. Default true. */
+  /**
+   * Create the driver's CSIDriver object. Default true; false when the test
+   * applies its own (e.g. deploy/'s).
+   */
+  csiDriver?: boolean;
+  /**
+   * Create a WaitForFirstConsumer class per driver pool: upstream's
+   * `csi-hostpath-<pool>`, or `test-<pool>` for the test driver. Default true.
+   */
   storageClasses?: boolean;
   /** Start one agent per node. Default "none". */
   agent?: "none" | AgentKind;

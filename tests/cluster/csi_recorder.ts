@@ -197,11 +197,29 @@ export class CsiRecorder {
     return record;
   }
 
-  #finish(record: RecordedCall, started: number, outcome: { error?: grpc.ServiceError | null }) {
-    const code = outcome.error ? outcome.error.code : grpc.status.OK;
+  /**
+   * Records how the call ended for the agent. A call the agent gave up on
+   * (its deadline passed, or it went away) is cancelled on the way to the
+   * driver too; it is recorded as the agent saw it: DEADLINE_EXCEEDED once
+   * the deadline has passed, else CANCELLED.
+   */
+  #finish(
+    record: RecordedCall,
+    started: number,
+    outcome: { error?: grpc.ServiceError | null; callerGone?: boolean; deadline?: grpc.Deadline },
+  ) {
+    let code = outcome.error ? outcome.error.code : grpc.status.OK;
+    let message = outcome.error?.details ?? "";
+    const deadline = outcome.deadline instanceof Date
+      ? outcome.deadline.getTime()
+      : outcome.deadline ?? Infinity;
+    if (outcome.callerGone && code === grpc.status.CANCELLED && Date.now() >= deadline) {
+      code = grpc.status.DEADLINE_EXCEEDED;
+      message = "the caller's deadline passed (recorded by the proxy)";
+    }
     record.code = code;
     record.codeName = statusName(code);
-    record.message = outcome.error?.details ?? "";
+    record.message = message;
     record.durationMs = Math.round(performance.now() - started);
   }
 
@@ -219,21 +237,26 @@ export class CsiRecorder {
     return (call, callback) => {
       const started = performance.now();
       const record = this.#begin(method, call.request);
+      const deadline = call.getDeadline();
+      let callerGone = false;
       const outgoing = this.#client.makeUnaryRequest<Bytes, Bytes>(
         path,
         raw,
         raw,
         call.request,
         forwardedMetadata(call.metadata),
-        { deadline: call.getDeadline() },
+        { deadline },
         (error, response) => {
-          this.#finish(record, started, { error });
+          this.#finish(record, started, { error, callerGone, deadline });
           if (error) return callback(error);
           if (response) record.response = this.#decode(method, "response", response);
           callback(null, response);
         },
       );
-      call.on("cancelled", () => outgoing.cancel());
+      call.on("cancelled", () => {
+        callerGone = true;
+        outgoing.cancel();
+      });
     };
   }
 

@@ -115,6 +115,7 @@ export class RunningCluster implements AsyncDisposable {
     await createClusterObjects(this.admin, {
       driverKind,
       attachRequired: options.attachRequired ?? false,
+      csiDriver: options.csiDriver ?? true,
       storageCapacity: options.storageCapacity ?? true,
       storageClasses: options.storageClasses ?? true,
       driverOptions: options.driverOptions ?? {},

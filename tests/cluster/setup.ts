@@ -10,6 +10,8 @@ export interface ClusterObjectsOptions {
   /** "none": no CSIDriver and no classes (a cluster without CSI driver). */
   driverKind: DriverKind;
   attachRequired: boolean;
+  /** Create the CSIDriver object; default true. */
+  csiDriver?: boolean;
   /** CSIDriver.spec.storageCapacity; default true. */
   storageCapacity?: boolean;
   storageClasses: boolean;
@@ -45,11 +47,13 @@ export async function createClusterObjects(
     attachRequired: options.attachRequired,
     storageCapacity: options.storageCapacity ?? true,
   };
-  await admin.storage.createCSIDriver({
-    body: hostpath
-      ? hostpathCsiDriver(driverSettings)
-      : csiDriverObject(TEST_DRIVER_NAME, driverSettings),
-  });
+  if (options.csiDriver ?? true) {
+    await admin.storage.createCSIDriver({
+      body: hostpath
+        ? hostpathCsiDriver(driverSettings)
+        : csiDriverObject(TEST_DRIVER_NAME, driverSettings),
+    });
+  }
   if (!options.storageClasses) return;
   for (const pool of poolNames(options.driverOptions, options.nodes)) {
     await admin.storage.createStorageClass({
