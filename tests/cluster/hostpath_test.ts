@@ -15,6 +15,7 @@ import {
   SNAPSHOT_CLASS,
   waitForSnapshotReady,
 } from "./snapshots.ts";
+import { step } from "./steps.ts";
 import { waitFor } from "./wait.ts";
 import {
   affinityNodes,
@@ -50,20 +51,9 @@ Deno.test("the upstream hostpath driver per node: provisioning, raw block, snaps
     agentArgs: [...NODE_DEPLOYMENT_ARGS, "--capacity-poll-interval=2s"],
   });
   const { admin } = cluster;
-  const step = async (name: string, body: () => Promise<void>) => {
-    const passed = await t.step(name, async () => {
-      try {
-        await body();
-      } catch (error) {
-        console.error(await cluster.tailLogs(30));
-        throw error;
-      }
-    });
-    if (!passed) throw new Error(`step failed: ${name}`);
-  };
   await createNamespace(admin, NS);
 
-  await step("upstream's CSIDriver, classes and topology key", async () => {
+  await step(t, cluster, "upstream's CSIDriver, classes and topology key", async () => {
     const driver = await admin.storage.readCSIDriver({ name: "hostpath.csi.k8s.io" });
     assert.deepEqual(driver.spec.volumeLifecycleModes, ["Persistent", "Ephemeral"]);
     assert.equal(driver.spec.fsGroupPolicy, "File");
@@ -74,35 +64,42 @@ Deno.test("the upstream hostpath driver per node: provisioning, raw block, snaps
   });
 
   let pvName = "";
-  await step("a claim on node-b: the driver of node-b creates it, through the proxy", async () => {
-    await createClaimAndPod(admin, NS, {
-      name: "data",
-      storageClass: "csi-hostpath-fast",
-      size: "1Gi",
-      node: "node-b",
-    });
-    const claim = await waitForClaimBound(admin, { namespace: NS, name: "data" });
-    pvName = claim.spec!.volumeName!;
-    const pv = await admin.core.readPersistentVolume({ name: pvName });
-    assert.deepEqual(affinityNodes(pv, HOSTPATH_TOPOLOGY_KEY), ["node-b"]);
-    const volumes = await cluster.node("node-b").volumes();
-    assert.deepEqual(volumes.map((v) => [v.name, v.kind, v.sizeBytes, v.id]), [
-      [pvName, "fast", 1024 ** 3, pv.spec!.csi!.volumeHandle],
-    ]);
-    assert.deepEqual(await cluster.node("node-a").volumes(), []);
-    const [call, ...more] = await cluster.node("node-b").calls("CreateVolume");
-    assert.equal(more.length, 0);
-    assert.equal(call?.codeName, "OK");
-    assert.deepEqual((call?.request as { name: string }).name, pvName);
-    assert.deepEqual((call?.request as { parameters: unknown }).parameters, { kind: "fast" });
-    assert.equal(
-      (call?.response as { volume: { volume_id: string } }).volume.volume_id,
-      volumes[0]!.id,
-    );
-    assert.deepEqual(await cluster.node("node-a").calls("CreateVolume"), []);
-  });
+  await step(
+    t,
+    cluster,
+    "a claim on node-b: the driver of node-b creates it, through the proxy",
+    async () => {
+      await createClaimAndPod(admin, NS, {
+        name: "data",
+        storageClass: "csi-hostpath-fast",
+        size: "1Gi",
+        node: "node-b",
+      });
+      const claim = await waitForClaimBound(admin, { namespace: NS, name: "data" });
+      pvName = claim.spec!.volumeName!;
+      const pv = await admin.core.readPersistentVolume({ name: pvName });
+      assert.deepEqual(affinityNodes(pv, HOSTPATH_TOPOLOGY_KEY), ["node-b"]);
+      const volumes = await cluster.node("node-b").volumes();
+      assert.deepEqual(volumes.map((v) => [v.name, v.kind, v.sizeBytes, v.id]), [
+        [pvName, "fast", 1024 ** 3, pv.spec!.csi!.volumeHandle],
+      ]);
+      assert.deepEqual(await cluster.node("node-a").volumes(), []);
+      const [call, ...more] = await cluster.node("node-b").calls("CreateVolume");
+      assert.equal(more.length, 0);
+      assert.equal(call?.codeName, "OK");
+      assert.deepEqual((call?.request as { name: string }).name, pvName);
+      assert.deepEqual((call?.request as { parameters: unknown }).parameters, { kind: "fast" });
+      assert.equal(
+        (call?.response as { volume: { volume_id: string } }).volume.volume_id,
+        volumes[0]!.id,
+      );
+      assert.deepEqual(await cluster.node("node-a").calls("CreateVolume"), []);
+    },
+  );
 
   await step(
+    t,
+    cluster,
     "a VolumeSnapshot of it is taken by node-b's csi-snapshotter: readyToUse",
     async () => {
       await createVolumeSnapshot(admin, { namespace: NS, name: "data-snap", claim: "data" });
@@ -128,6 +125,8 @@ Deno.test("the upstream hostpath driver per node: provisioning, raw block, snaps
   );
 
   await step(
+    t,
+    cluster,
     "a raw block claim gets a file with a loop device; deleting it detaches it",
     async () => {
       await admin.core.createNamespacedPersistentVolumeClaim({

@@ -16,7 +16,7 @@ import { grantClusterAdmin, identityKubeconfig, type IdentityRef } from "./ident
 import type { AdminClients } from "./kubeconfig.ts";
 import { createFakeNode, fakeNodeNames, TEST_DRIVER_NAME, TEST_TOPOLOGY_KEY } from "./nodes.ts";
 import type { PeerBinaries } from "./peers.ts";
-import type { ProcessGroup } from "./process.ts";
+import { type ProcessGroup, runCommand } from "./process.ts";
 import { grantUpstreamProvisionerRbac } from "./rbac.ts";
 import { createClusterObjects, storageClassName } from "./setup.ts";
 import { startSnapshotting } from "./snapshots.ts";
@@ -278,23 +278,11 @@ export class RunningCluster implements AsyncDisposable {
 
   /** Runs kubectl as the admin; returns stdout, throws with stderr on failure. */
   async kubectl(args: string[], options: { stdin?: string } = {}): Promise<string> {
-    const child = new Deno.Command(this.binaries.kubectl, {
-      args: [`--kubeconfig=${this.kubeconfigPath}`, ...args],
-      stdin: options.stdin === undefined ? "null" : "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    if (options.stdin !== undefined) {
-      const writer = child.stdin.getWriter();
-      await writer.write(new TextEncoder().encode(options.stdin));
-      await writer.close();
-    }
-    const output = await child.output();
-    const decoder = new TextDecoder();
-    if (!output.success) {
-      throw new Error(`kubectl ${args.join(" ")} failed: ${decoder.decode(output.stderr)}`);
-    }
-    return decoder.decode(output.stdout);
+    return await runCommand(
+      this.binaries.kubectl,
+      [`--kubeconfig=${this.kubeconfigPath}`, ...args],
+      options,
+    );
   }
 
   /** Stops every process (last started first) and removes a temporary directory. Idempotent. */

@@ -120,23 +120,7 @@ export async function scrape(url: string): Promise<string> {
   return await response.text();
 }
 
-/** A test step that prints the tail of every log of the cluster when it fails. */
-export async function step(
-  t: Deno.TestContext,
-  cluster: RunningCluster,
-  name: string,
-  body: () => Promise<void>,
-): Promise<void> {
-  const passed = await t.step(name, async () => {
-    try {
-      await body();
-    } catch (error) {
-      console.error(await cluster.tailLogs(30));
-      throw error;
-    }
-  });
-  if (!passed) throw new Error(`step failed: ${name}`);
-}
+export { step } from "../cluster/steps.ts";
 
 /**
  * Events a provisioner of the cluster's driver wrote on the claim, ours or
