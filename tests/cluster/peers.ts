@@ -227,7 +227,12 @@ export async function ensurePeerBinaries(
   return found;
 }
 
-/** Extracts the verified archive into a temporary directory and builds every binary of it. */
+/**
+ * Extracts the verified archive and builds every binary of it. The sources go
+ * to the same path every time (`.src-<name>-<key>` beside the cache dir,
+ * removed afterwards): go's build cache keys packages by their directory,
+ * so a rebuild from a fresh temporary path would compile everything again.
+ */
 async function buildPeer(
   build: PeerBuild,
   dir: string,
@@ -241,7 +246,9 @@ async function buildPeer(
   const archive = await verifiedArchive(peersDir(options.env), build.archive);
   const started = performance.now();
   await Deno.mkdir(dir, { recursive: true });
-  const tmp = await Deno.makeTempDir({ dir: join(dir, ".."), prefix: ".build-" });
+  const tmp = join(dir, "..", `.src-${basename(dir)}`);
+  await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  await Deno.mkdir(tmp);
   try {
     const files = build.binaries.map((binary) => binary.file).join(", ");
     log(`[peers:build] building ${files} ${build.archive.version} from ${archive} into ${dir}`);

@@ -170,12 +170,18 @@ export const ROUNDS: readonly Round[] = [
   },
 ];
 
+const SECRET_NAMES = [
+  ...new Set(ROUNDS.flatMap((round) => round.claims).map((c) => `creds-${c.name}`)),
+];
+
+/** The provisioner Secrets' password values: they must reach the driver and no log. */
+export const SECRET_VALUES: readonly string[] = SECRET_NAMES.map((name) => `pw-of-${name}`);
+
 /** Namespace, Secrets, VolumeAttributesClass and StorageClasses both agents provision from. */
 export async function createInputs(cluster: RunningCluster): Promise<void> {
   const { admin } = cluster;
   await createNamespace(admin, NAMESPACE);
-  const claims = ROUNDS.flatMap((round) => round.claims);
-  for (const name of new Set(claims.map((claim) => `creds-${claim.name}`))) {
+  for (const name of SECRET_NAMES) {
     await admin.core.createNamespacedSecret({
       namespace: NAMESPACE,
       body: { metadata: { name }, stringData: { user: "admin", password: `pw-of-${name}` } },

@@ -11,11 +11,12 @@
  * that everything derived from the claim's name and namespace must match too.
  * The provisioner secrets the requests carried are compared, never printed.
  */
+import assert from "node:assert/strict";
 import { isDeepStrictEqual } from "node:util";
 import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
-import { createInputs, NAMESPACE, ROUNDS } from "./differential_inputs.ts";
+import { createInputs, NAMESPACE, ROUNDS, SECRET_VALUES } from "./differential_inputs.ts";
 import { provisionClaim, type Provisioned } from "./differential_support.ts";
 import { describeDifference } from "./object_diff.ts";
 import { step } from "./support.ts";
@@ -64,6 +65,19 @@ Deno.test("upstream csi-provisioner and this agent provision the same PVs on the
     }
   }
   if (failed) console.error(await cluster.tailLogs(30));
+  await step(
+    t,
+    cluster,
+    "no secret value in any log (agents, drivers, control plane)",
+    async () => {
+      const leaks: string[] = [];
+      for (const { logFile } of cluster.logs()) {
+        const text = await Deno.readTextFile(logFile);
+        if (SECRET_VALUES.some((value) => text.includes(value))) leaks.push(logFile);
+      }
+      assert.deepEqual([...new Set(leaks)], []);
+    },
+  );
 });
 
 /** Every difference between what the two agents produced for one claim, or nothing. */
