@@ -21,51 +21,7 @@ import { loadCsiServices } from "../../lib/csi/proto.ts";
 import { stripSecrets } from "../csi_driver/call_log.ts";
 import { statusName } from "../csi_driver/csi_error.ts";
 import type { CallRecord } from "../csi_driver/types.ts";
-
-/** Every RPC of CSI spec v1 (csi.proto), by service; the streaming ones are server-streaming. */
-const CSI_RPCS: Record<string, { unary: string[]; serverStreaming?: string[] }> = {
-  Identity: { unary: ["GetPluginInfo", "GetPluginCapabilities", "Probe"] },
-  Controller: {
-    unary: [
-      "CreateVolume",
-      "DeleteVolume",
-      "ControllerPublishVolume",
-      "ControllerUnpublishVolume",
-      "ValidateVolumeCapabilities",
-      "ListVolumes",
-      "GetCapacity",
-      "ControllerGetCapabilities",
-      "CreateSnapshot",
-      "DeleteSnapshot",
-      "ListSnapshots",
-      "GetSnapshot",
-      "ControllerExpandVolume",
-      "ControllerGetVolume",
-      "ControllerModifyVolume",
-    ],
-  },
-  GroupController: {
-    unary: [
-      "GroupControllerGetCapabilities",
-      "CreateVolumeGroupSnapshot",
-      "DeleteVolumeGroupSnapshot",
-      "GetVolumeGroupSnapshot",
-    ],
-  },
-  Node: {
-    unary: [
-      "NodeStageVolume",
-      "NodeUnstageVolume",
-      "NodePublishVolume",
-      "NodeUnpublishVolume",
-      "NodeGetVolumeStats",
-      "NodeExpandVolume",
-      "NodeGetCapabilities",
-      "NodeGetInfo",
-    ],
-  },
-  SnapshotMetadata: { unary: [], serverStreaming: ["GetMetadataAllocated", "GetMetadataDelta"] },
-};
+import { CSI_RPCS } from "./csi_rpcs.ts";
 
 /** One call through the proxy; the shape of the test driver's CallRecord, any CSI method. */
 export interface RecordedCall extends Omit<CallRecord, "method"> {
