@@ -170,9 +170,12 @@ async function createVolumeCalls(cluster: RunningCluster, node: string, volumeNa
  * A claim deleted while its CreateVolume times out: the node's driver is
  * frozen (SIGSTOP), so the calls hang until the agent's --timeout; after two
  * timeouts (the second a repeated Event, patched) the claim and its pod are
- * deleted and the driver thawed. The agent reads the claim again (a cache
- * that still has it may be stale), asks the driver once more with the same
- * name, and deletes the volume it gets. No PV is made.
+ * deleted. Once the claim is gone, the agent reads it again (a cache that
+ * still has it may be stale) and asks the driver once more with the same
+ * name; only that call finds the driver thawed (an attempt still hanging when
+ * the claim went would otherwise succeed and make a PV for a gone claim,
+ * upstream's way, which the delete path cleans up). The agent deletes the
+ * volume it gets. No PV is made.
  */
 export async function abandonTimedOutClaim(cluster: RunningCluster, node: string): Promise<void> {
   const driver = cluster.node(node);
@@ -186,6 +189,18 @@ export async function abandonTimedOutClaim(cluster: RunningCluster, node: string
       return calls.filter((call) => call.codeName === "DEADLINE_EXCEEDED").length >= 2;
     }, { description: `two timed-out CreateVolume calls of ${volumeName}`, timeoutMs: 60_000 });
     await deleteClaimAndPod(cluster, "abandoned");
+    await waitFor(async () => {
+      const list = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
+        namespace: WORKLOADS,
+        fieldSelector: "metadata.name=abandoned",
+      });
+      return list.items.length === 0;
+    }, { description: "claim abandoned gone (pvc-protection lifted)" });
+    const goneAt = Date.now();
+    await waitFor(async () => {
+      const calls = await createVolumeCalls(cluster, node, volumeName);
+      return calls.some((call) => Date.parse(call.time) > goneAt);
+    }, { description: `the CreateVolume of ${volumeName} for a gone claim`, timeoutMs: 60_000 });
   } finally {
     driver.thawDriver();
   }
