@@ -2,11 +2,14 @@
  * Everything the tests need that is not in the repository, built or found:
  * the compiled agent (dist/csi-node-provisioner), the real Kubernetes
  * components of tests/cluster and helm for deploy/helm (both built once from
- * the Go module proxy and cached outside the repository). `deno task test`
- * runs this before `deno test`.
+ * the Go module proxy), and the upstream CSI peers (hostpathplugin,
+ * snapshot-controller, csi-snapshotter, built once from their vendored
+ * archives in ../shared/peers), all cached outside the repository.
+ * `deno task test` runs this before `deno test`.
  */
 import { ensureClusterBinaries } from "./cluster/build.ts";
 import { ensureHelm } from "./cluster/helm_build.ts";
+import { ensurePeerBinaries } from "./cluster/peers.ts";
 
 async function compileAgent(): Promise<void> {
   const started = performance.now();
@@ -27,4 +30,6 @@ if (import.meta.main) {
     `prepare: cluster binaries ready in ${binaries.kubeApiserver.replace(/\/[^/]+$/, "")}`,
   );
   console.log(`prepare: helm ready at ${await ensureHelm()}`);
+  const peers = await ensurePeerBinaries();
+  console.log(`prepare: CSI peers ready in ${peers.hostpathplugin!.replace(/\/[^/]+$/, "")}/..`);
 }

@@ -12,8 +12,10 @@ import { type ClusterBinaries, ensureClusterBinaries } from "./build.ts";
 import { RunningCluster } from "./running_cluster.ts";
 import { startControlPlane } from "./control_plane.ts";
 import type { DriverKind, DriverOptions } from "./drivers.ts";
+import { detachLoopDevices } from "./hostpath.ts";
 import type { IdentityRef } from "./identity.ts";
 import { clientsFromKubeconfig } from "./kubeconfig.ts";
+import { ensurePeerBinaries, type PeerBinaries, snapshotCrdPaths } from "./peers.ts";
 import { ProcessGroup } from "./process.ts";
 
 export type { Cluster, ClusterNode, StartAgentOptions } from "./running_cluster.ts";
@@ -25,7 +27,10 @@ export type AgentRbac = "upstream" | "cluster-admin" | "none";
 export interface ClusterOptions {
   /** A count (named node-a, node-b, ...) or the names. Default 2. */
   nodes?: number | string[];
-  /** Default "test". "hostpath" fails: its module is blocked at the proxy. */
+  /**
+   * Default "hostpath": upstream's hostpath driver, built from its archive
+   * (peers.ts). "test": the project's test driver, for fault injection.
+   */
   driver?: DriverKind;
   driverOptions?: DriverOptions;
   /** CSIDriver.spec.attachRequired. Default false. */
@@ -35,7 +40,15 @@ export interface ClusterOptions {
    * pod only where published CSIStorageCapacity fits its claims.
    */
   storageCapacity?: boolean;
-  /** Create a WaitForFirstConsumer class `test-<pool>` per driver pool. Default true. */
+  /**
+   * Create the driver's CSIDriver object. Default true; false when the test
+   * applies its own (e.g. deploy/'s).
+   */
+  csiDriver?: boolean;
+  /**
+   * Create a WaitForFirstConsumer class per driver pool: upstream's
+   * `csi-hostpath-<pool>`, or `test-<pool>` for the test driver. Default true.
+   */
   storageClasses?: boolean;
   /** Start one agent per node. Default "none". */
   agent?: "none" | AgentKind;
@@ -58,6 +71,11 @@ export interface ClusterOptions {
    * DIR/logs/audit.log (RunningCluster.auditLogPath). Default off.
    */
   auditLog?: AuditLogOptions;
+  /**
+   * VolumeSnapshot CRDs, snapshot-controller and a csi-snapshotter per node
+   * (snapshots.ts); hostpath driver only. Default false.
+   */
+  snapshots?: boolean;
   /** Skip ensureClusterBinaries(). */
   binaries?: ClusterBinaries;
 }
@@ -71,6 +89,8 @@ async function prepareDir(dir: string | undefined): Promise<{ dir: string; owned
   }
   const absolute = resolve(dir);
   await Deno.mkdir(absolute, { recursive: true });
+  // A previous run killed with Block volumes left their loop devices attached.
+  await detachLoopDevices(absolute);
   for (const sub of STATE_SUBDIRS) {
     await Deno.remove(`${absolute}/${sub}`, { recursive: true }).catch(() => {});
   }
@@ -82,6 +102,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   const signal = options.signal;
   const binaries = options.binaries ??
     await ensureClusterBinaries({ log, ...(signal ? { signal } : {}) });
+  const peers = await peersFor(options, log);
   const started = performance.now();
   const { dir, owned } = await prepareDir(options.dir);
   const group = new ProcessGroup();
@@ -99,6 +120,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
       ownsDir: owned,
       group,
       binaries,
+      peers,
       controlPlane,
       admin: clientsFromKubeconfig(controlPlane.adminKubeconfigPath),
       options,
@@ -113,8 +135,26 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   } catch (error) {
     const tails = await group.tailLogs(20);
     await group.stopAll({ graceMs: 2_000 });
+    await detachLoopDevices(dir).catch(() => []);
     if (owned) await Deno.remove(dir, { recursive: true }).catch(() => {});
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(`starting the cluster failed: ${message}\n${tails}`, { cause: error });
   }
+}
+
+/** The peer binaries the options need, built from their archives when missing. */
+async function peersFor(
+  options: ClusterOptions,
+  log: (line: string) => void,
+): Promise<Partial<PeerBinaries> & { snapshotCrds?: string[] }> {
+  const hostpath = (options.driver ?? "hostpath") === "hostpath";
+  const snapshotter = options.snapshots ?? false;
+  if (!hostpath && !snapshotter) return {};
+  const peers = await ensurePeerBinaries({
+    hostpath,
+    snapshotter,
+    log,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return snapshotter ? { ...peers, snapshotCrds: snapshotCrdPaths(Deno.env.toObject()) } : peers;
 }

@@ -1,9 +1,11 @@
 /**
  * One CSI driver process per fake node, with its own socket, state directory
- * and log file. The driver is the project's test driver (tests/csi_driver),
- * run through its command-line contract. The upstream hostpath plugin is
- * accepted as a choice but cannot be built: its module is blocked at the Go
- * module proxy (see README.md), and it is not replaced by an imitation.
+ * and log file: the upstream hostpath driver (hostpathplugin, built from its
+ * vendored archive by peers.ts, run with the args of upstream's distributed
+ * DaemonSet, see hostpath.ts), or the project's test driver
+ * (tests/csi_driver, run through its command-line contract) for tests that
+ * need its fault injection. Optionally a recording proxy (csi_recorder.ts)
+ * sits between the node's agent and its driver.
  */
 
 import { join } from "node:path";
@@ -11,6 +13,8 @@ import { fileURLToPath } from "node:url";
 import type { ControllerCapabilityType, PluginServiceType } from "../../lib/csi/types.ts";
 import type { LogLevel } from "../csi_driver/flags.ts";
 import { driverArgs } from "../csi_driver/spawn.ts";
+import { CsiRecorder } from "./csi_recorder.ts";
+import { hostpathArgs } from "./hostpath.ts";
 import { type ManagedProcess, type ProcessGroup, tailFile } from "./process.ts";
 import { TEST_DRIVER_NAME, TEST_TOPOLOGY_KEY } from "./nodes.ts";
 import { waitFor } from "./wait.ts";
@@ -23,20 +27,33 @@ export type CapacityMap = Record<string, string>;
 export interface DriverOptions {
   /** Per node; a function gets the node name and its index. Default { fast: "10Gi" }. */
   capacity?: CapacityMap | ((node: string, index: number) => CapacityMap);
-  /** Default: the driver's own (CREATE_DELETE_VOLUME, GET_CAPACITY). */
+  /**
+   * Put a recording proxy in front of each node's driver (csi_recorder.ts), so
+   * that `node.calls()` shows what the agent sent. The test driver records
+   * its calls itself. Default false.
+   */
+  recordCalls?: boolean;
+  /** Test driver only. Default: the driver's own (CREATE_DELETE_VOLUME, GET_CAPACITY). */
   controllerCapabilities?: ControllerCapabilityType[];
-  /** Default: the driver's own (CONTROLLER_SERVICE, VOLUME_ACCESSIBILITY_CONSTRAINTS). */
+  /** Test driver only. Default: the driver's own (CONTROLLER_SERVICE, VOLUME_ACCESSIBILITY_CONSTRAINTS). */
   pluginCapabilities?: PluginServiceType[];
-  /** The driver's log level; default "info". */
+  /** Test driver only: its log level; default "info". */
   logLevel?: LogLevel;
-  /** Appended to the driver's command line. */
+  /** hostpath only: its `--v`; default 4 (see HOSTPATH_VERBOSITY). */
+  verbosity?: number;
+  /**
+   * Appended to the driver's command line; for hostpath e.g. `--enable-attach`
+   * (PUBLISH_UNPUBLISH_VOLUME), `--enable-controller-modify-volume` (MODIFY_VOLUME).
+   */
   extraArgs?: string[];
 }
 
 export interface NodeDriverPaths {
-  /** unix:///.../csi.sock, as agents take it in --csi-address. */
+  /** unix:///.../csi.sock, as agents take it in --csi-address (the proxy's, when recording). */
   csiEndpoint: string;
   csiSocket: string;
+  /** The socket the driver itself listens on: csiSocket, or driver.sock behind a proxy. */
+  driverSocket: string;
   /** unix:///.../control.sock: the test driver's control API. */
   controlEndpoint: string;
   controlSocket: string;
@@ -45,18 +62,14 @@ export interface NodeDriverPaths {
 
 export const REPO_ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
 const TEST_DRIVER_MAIN = join(REPO_ROOT, "tests", "csi_driver", "main.ts");
-const HOSTPATH_MODULE = "github.com/kubernetes-csi/csi-driver-host-path";
 
 /** Linux limits unix socket paths to 107 bytes. */
 const MAX_SOCKET_PATH = 107;
 
-export const HOSTPATH_BLOCKED_MESSAGE =
-  `the upstream hostpath CSI driver cannot be built: the Go module proxy refuses every version ` +
-  `of ${HOSTPATH_MODULE}. Reproduce with \`cd tests/cluster/tools && go list -m -versions ` +
-  `${HOSTPATH_MODULE}\` → "403 Forbidden ... This module version is not available." ` +
-  `Use driver "test" (the project's test CSI driver) instead; see tests/cluster/README.md.`;
-
-export function nodeDriverPaths(nodeDir: string): NodeDriverPaths {
+export function nodeDriverPaths(
+  nodeDir: string,
+  options: { recorded?: boolean } = {},
+): NodeDriverPaths {
   const csiSocket = join(nodeDir, "csi.sock");
   const controlSocket = join(nodeDir, "control.sock");
   if (controlSocket.length > MAX_SOCKET_PATH) {
@@ -67,6 +80,7 @@ export function nodeDriverPaths(nodeDir: string): NodeDriverPaths {
   return {
     csiSocket,
     csiEndpoint: `unix://${csiSocket}`,
+    driverSocket: options.recorded ? join(nodeDir, "driver.sock") : csiSocket,
     controlSocket,
     controlEndpoint: `unix://${controlSocket}`,
     stateDir: join(nodeDir, "state"),
@@ -87,7 +101,7 @@ export function testDriverArgs(
 ): string[] {
   const { driver } = options;
   const args = driverArgs({
-    endpoint: paths.csiEndpoint,
+    endpoint: `unix://${paths.driverSocket}`,
     controlEndpoint: paths.controlEndpoint,
     nodeId: node,
     pools: Object.entries(options.capacity).map(([kind, size]) => ({ kind, size })),
@@ -122,29 +136,68 @@ export interface StartDriverOptions {
   paths: NodeDriverPaths;
   logFile: string;
   driver: DriverOptions;
+  /** The hostpathplugin binary (peers.ts), for kind "hostpath". */
+  hostpathBinary?: string;
   signal?: AbortSignal;
 }
 
-/** Starts the node's driver and waits until both of its sockets accept connections. */
+/** What the test driver cannot be told on its command line when it is hostpath. */
+function refuseTestDriverOptions(driver: DriverOptions): void {
+  const given = (["controllerCapabilities", "pluginCapabilities", "logLevel"] as const)
+    .filter((key) => driver[key] !== undefined);
+  if (given.length > 0) {
+    throw new Error(
+      `driverOptions ${given.join(", ")} are the test driver's; the hostpath driver's ` +
+        `capabilities come from its flags (extraArgs, e.g. --enable-attach)`,
+    );
+  }
+}
+
+/** The process to spawn for the node's driver. */
+function driverCommand(options: StartDriverOptions): { command: string; args: string[] } {
+  const { paths, node, driver } = options;
+  const capacity = capacityFor(driver, node, options.index);
+  if (options.kind === "test") {
+    return { command: Deno.execPath(), args: testDriverArgs(node, paths, { capacity, driver }) };
+  }
+  if (options.kind !== "hostpath") throw new Error(`no driver of kind "${options.kind}"`);
+  if (!options.hostpathBinary) throw new Error("the hostpath driver needs hostpathBinary");
+  refuseTestDriverOptions(driver);
+  return {
+    command: options.hostpathBinary,
+    args: hostpathArgs({
+      endpoint: `unix://${paths.driverSocket}`,
+      node,
+      stateDir: paths.stateDir,
+      capacity,
+      ...(driver.verbosity === undefined ? {} : { verbosity: driver.verbosity }),
+      ...(driver.extraArgs ? { extraArgs: driver.extraArgs } : {}),
+    }),
+  };
+}
+
+/** Starts the node's driver and waits until its sockets accept connections. */
 export async function startNodeDriver(options: StartDriverOptions): Promise<ManagedProcess> {
-  if (options.kind === "hostpath") throw new Error(HOSTPATH_BLOCKED_MESSAGE);
-  if (options.kind !== "test") throw new Error(`no driver of kind "${options.kind}"`);
   const { paths, node } = options;
+  const { command, args } = driverCommand(options);
   await Deno.mkdir(paths.stateDir, { recursive: true });
-  const capacity = capacityFor(options.driver, node, options.index);
   const process = options.group.spawn({
     name: `csi-driver ${node}`,
-    command: Deno.execPath(),
-    args: testDriverArgs(node, paths, { capacity, driver: options.driver }),
+    command,
+    args,
     logFile: options.logFile,
     cwd: REPO_ROOT,
     env: { NO_COLOR: "1" },
   });
+  const sockets = options.kind === "test"
+    ? [paths.driverSocket, paths.controlSocket]
+    : [paths.driverSocket];
   const outcome = await waitFor(async () => {
     if (!process.running) return "exited";
-    return await socketAccepts(paths.csiSocket) && await socketAccepts(paths.controlSocket);
+    for (const socket of sockets) if (!await socketAccepts(socket)) return false;
+    return true;
   }, {
-    description: `the CSI driver of ${node} to listen on ${paths.csiSocket}`,
+    description: `the CSI driver of ${node} to listen on ${paths.driverSocket}`,
     timeoutMs: 60_000,
     ...(options.signal ? { signal: options.signal } : {}),
   }).catch(async (error) => {
@@ -158,4 +211,9 @@ export async function startNodeDriver(options: StartDriverOptions): Promise<Mana
     );
   }
   return process;
+}
+
+/** Starts a recording proxy on the node's csiSocket in front of its driverSocket. */
+export async function startRecorder(paths: NodeDriverPaths): Promise<CsiRecorder> {
+  return await CsiRecorder.start({ listen: paths.csiSocket, target: paths.driverSocket });
 }

@@ -1,16 +1,11 @@
 import assert from "node:assert/strict";
-import {
-  capacityFor,
-  HOSTPATH_BLOCKED_MESSAGE,
-  nodeDriverPaths,
-  startNodeDriver,
-  testDriverArgs,
-} from "./drivers.ts";
+import { capacityFor, nodeDriverPaths, startNodeDriver, testDriverArgs } from "./drivers.ts";
+import { hostpathArgs } from "./hostpath.ts";
 import { fakeNodeNames } from "./nodes.ts";
 import { ProcessGroup } from "./process.ts";
 import { poolNames } from "./setup.ts";
 
-Deno.test("the hostpath driver fails with the blocked module and how to check it", async () => {
+Deno.test("the hostpath driver refuses the test driver's capability options, before spawning", async () => {
   const group = new ProcessGroup();
   await assert.rejects(
     () =>
@@ -21,13 +16,38 @@ Deno.test("the hostpath driver fails with the blocked module and how to check it
         index: 0,
         paths: nodeDriverPaths("/tmp/never"),
         logFile: "/tmp/never.log",
-        driver: {},
+        driver: { controllerCapabilities: ["CREATE_DELETE_VOLUME"] },
+        hostpathBinary: "/nonexistent/hostpathplugin",
       }),
-    (error: Error) => error.message === HOSTPATH_BLOCKED_MESSAGE,
+    /controllerCapabilities are the test driver's/,
   );
-  assert.match(HOSTPATH_BLOCKED_MESSAGE, /github\.com\/kubernetes-csi\/csi-driver-host-path/);
-  assert.match(HOSTPATH_BLOCKED_MESSAGE, /go list -m -versions/);
   assert.equal(group.processes.length, 0);
+});
+
+Deno.test("hostpath command line: upstream's args with the node's socket, id, pools and state dir", () => {
+  const paths = nodeDriverPaths("/run/c/nodes/node-a", { recorded: true });
+  assert.equal(paths.csiSocket, "/run/c/nodes/node-a/csi.sock");
+  assert.equal(paths.driverSocket, "/run/c/nodes/node-a/driver.sock");
+  assert.deepEqual(
+    hostpathArgs({
+      endpoint: `unix://${paths.driverSocket}`,
+      node: "node-a",
+      stateDir: paths.stateDir,
+      capacity: { fast: "10Gi", slow: "1Gi" },
+      extraArgs: ["--enable-attach"],
+    }),
+    [
+      "--drivername=hostpath.csi.k8s.io",
+      "--v=4",
+      "--endpoint=unix:///run/c/nodes/node-a/driver.sock",
+      "--nodeid=node-a",
+      "--capacity=fast=10Gi",
+      "--capacity=slow=1Gi",
+      "--statedir=/run/c/nodes/node-a/state",
+      "--enable-attach",
+    ],
+  );
+  assert.equal(nodeDriverPaths("/x").driverSocket, "/x/csi.sock", "no proxy: the driver's socket");
 });
 
 Deno.test("test driver command line: node id, pools, sockets and state dir", () => {

@@ -21,6 +21,8 @@ export interface GoBuildOptions {
   /** Replaces the -ldflags built from `versions` (for other tools modules, e.g. ../helm). */
   ldflags?: string;
   env: Record<string, string | undefined>;
+  /** Added to the go command's environment (e.g. GOFLAGS, GOPROXY for an offline build). */
+  goEnv?: Record<string, string>;
   onProgress: (progress: BuildProgress) => void;
   signal?: AbortSignal;
 }
@@ -68,6 +70,7 @@ export async function runGoBuild(options: GoBuildOptions): Promise<void> {
       ...options.packages,
     ],
     cwd: options.toolsDir,
+    ...(options.goEnv ? { env: options.goEnv } : {}),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -1,7 +1,7 @@
 /**
  * Standalone test cluster, for the demo, benchmarks and manual checks:
  *
- *   deno task cluster -- --nodes 3 --driver test --agent upstream \
+ *   deno task cluster -- --nodes 3 --driver hostpath --snapshots --agent upstream \
  *     --agent-args "--enable-capacity --capacity-ownerref-level=-1" --dir /tmp/c
  *
  * Writes DIR/kubeconfig (admin) and DIR/cluster.json, prints example kubectl
@@ -16,7 +16,8 @@ import type { CapacityMap } from "./drivers.ts";
 
 const USAGE = `usage: deno task cluster -- [options]
   --nodes N              fake nodes node-a, node-b, ... (default 2)
-  --driver KIND          test | hostpath | none (default test)
+  --driver KIND          hostpath | test | none (default hostpath: upstream's hostpath driver)
+  --snapshots            VolumeSnapshot CRDs, snapshot-controller, a csi-snapshotter per node
   --capacity LIST        pools of every node's driver, e.g. fast=10Gi,slow=1Gi (default fast=10Gi)
   --agent KIND           none | ours | upstream (default none)
   --agent-args "ARGS"    extra agent flags, split on whitespace
@@ -27,6 +28,7 @@ const USAGE = `usage: deno task cluster -- [options]
 export interface CliOptions {
   nodes: number;
   driver: DriverKind;
+  snapshots: boolean;
   capacity: CapacityMap;
   agent: "none" | AgentKind;
   agentArgs: string[];
@@ -76,7 +78,8 @@ export function parseCli(args: string[]): CliOptions {
     args: joinDashValues(args[0] === "--" ? args.slice(1) : args),
     options: {
       nodes: { type: "string", default: "2" },
-      driver: { type: "string", default: "test" },
+      driver: { type: "string", default: "hostpath" },
+      snapshots: { type: "boolean", default: false },
       capacity: { type: "string", default: "fast=10Gi" },
       agent: { type: "string", default: "none" },
       "agent-args": { type: "string", default: "" },
@@ -92,7 +95,8 @@ export function parseCli(args: string[]): CliOptions {
   if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`--nodes must be a positive integer`);
   return {
     nodes,
-    driver: oneOf("driver", values.driver, ["test", "hostpath", "none"] as const),
+    driver: oneOf("driver", values.driver, ["hostpath", "test", "none"] as const),
+    snapshots: values.snapshots,
     capacity: parseCapacity(values.capacity),
     agent: oneOf("agent", values.agent, ["none", "ours", "upstream"] as const),
     agentArgs: values["agent-args"].split(/\s+/).filter(Boolean),
@@ -107,16 +111,21 @@ export function clusterDescription(cluster: Cluster): unknown {
   return {
     kubeconfig: cluster.kubeconfigPath,
     server: cluster.server,
+    driverKind: cluster.driverKind,
     driverName: cluster.driverName,
+    topologyKey: cluster.topologyKey,
     agentNamespace: cluster.agentNamespace,
     kubectl: cluster.binaries.kubectl,
     startupMs: cluster.startupMs,
     nodes: cluster.nodes.map((node) => ({
       name: node.name,
       csiEndpoint: node.csiEndpoint,
-      controlEndpoint: node.controlEndpoint,
+      controlEndpoint: node.driverKind === "test" ? node.controlEndpoint : null,
       stateDir: node.stateDir,
       driver: node.driver ? { pid: node.driver.pid, logFile: node.driver.logFile } : null,
+      snapshotter: node.snapshotter
+        ? { pid: node.snapshotter.pid, logFile: node.snapshotter.logFile }
+        : null,
       agent: node.agent
         ? { kind: node.agent.kind, pid: node.agent.pid, logFile: node.agent.logFile }
         : null,
@@ -135,6 +144,9 @@ function printUsageHints(cluster: Cluster): void {
   console.log(`  ${kubectl} get nodes,csidrivers,csinodes,storageclasses`);
   console.log(`  ${kubectl} get csistoragecapacities -A`);
   console.log(`  ${kubectl} get pvc,pv -A`);
+  if (cluster.nodes.some((node) => node.snapshotter)) {
+    console.log(`  ${kubectl} get volumesnapshots,volumesnapshotcontents -A`);
+  }
   console.log(`started in ${(cluster.startupMs / 1000).toFixed(1)} s`);
 }
 
@@ -143,6 +155,7 @@ async function main(args: string[]): Promise<void> {
   const cluster = await startCluster({
     nodes: cli.nodes,
     driver: cli.driver,
+    snapshots: cli.snapshots,
     driverOptions: { capacity: cli.capacity },
     attachRequired: cli.attachRequired,
     agent: cli.agent,

@@ -21,12 +21,15 @@ Deno.test("parseCli reads the standalone flags, with or without a leading --", (
     "/tmp/x",
   ]);
   assert.equal(cli.nodes, 3);
-  assert.equal(cli.driver, "test");
+  assert.equal(cli.driver, "hostpath");
+  assert.equal(cli.snapshots, false);
   assert.equal(cli.agent, "upstream");
   assert.deepEqual(cli.agentArgs, ["--enable-capacity", "-v=5"]);
   assert.deepEqual(cli.capacity, { fast: "1Gi", slow: "2Gi" });
   assert.equal(cli.dir, "/tmp/x");
   assert.equal(parseCli([]).agent, "none");
+  assert.equal(parseCli(["--driver", "test", "--snapshots"]).driver, "test");
+  assert.equal(parseCli(["--snapshots"]).snapshots, true);
 });
 
 Deno.test("parseCli rejects unknown kinds and bad counts", () => {
@@ -70,6 +73,7 @@ Deno.test("standalone: cluster ready, cluster.json, kubectl, and a clean SIGTERM
       "upstream",
       "--agent-args",
       NODE_DEPLOYMENT_ARGS.join(" "),
+      "--snapshots",
       "--dir",
       dir,
     ],
@@ -96,24 +100,33 @@ Deno.test("standalone: cluster ready, cluster.json, kubectl, and a clean SIGTERM
       "node-a",
       "node-b",
     ]);
+    assert.equal(description.driverName, "hostpath.csi.k8s.io");
+    assert.equal(description.topologyKey, "topology.hostpath.csi/node");
     for (const node of description.nodes) {
       assert.equal(node.agent.kind, "upstream");
       assert.equal(existsSync(`/proc/${node.agent.pid}`), true);
+      assert.equal(node.csiEndpoint, `unix://${dir}/nodes/${node.name}/csi.sock`);
+      assert.equal(node.controlEndpoint, null, "hostpath has no control API");
+      assert.equal(node.stateDir, `${dir}/nodes/${node.name}/state`);
+      assert.equal(existsSync(`/proc/${node.driver.pid}`), true);
+      assert.equal(node.driver.logFile, `${dir}/logs/csi-driver-${node.name}.log`);
+      assert.equal(existsSync(`/proc/${node.snapshotter.pid}`), true);
     }
     const kubectl = await new Deno.Command(description.kubectl, {
       args: [
         "--kubeconfig",
         description.kubeconfig,
         "get",
-        "nodes,csidrivers,csinodes",
+        "nodes,csidrivers,csinodes,volumesnapshotclasses",
         "-o",
         "name",
       ],
     }).output();
     assert.equal(
       new TextDecoder().decode(kubectl.stdout),
-      "node/node-a\nnode/node-b\ncsidriver.storage.k8s.io/test.csi.k8s.io\n" +
-        "csinode.storage.k8s.io/node-a\ncsinode.storage.k8s.io/node-b\n",
+      "node/node-a\nnode/node-b\ncsidriver.storage.k8s.io/hostpath.csi.k8s.io\n" +
+        "csinode.storage.k8s.io/node-a\ncsinode.storage.k8s.io/node-b\n" +
+        "volumesnapshotclass.snapshot.storage.k8s.io/csi-hostpath-snapclass\n",
     );
     child.kill("SIGTERM");
     const status = await withTimeout(child.status, {

@@ -173,3 +173,33 @@ export class ProcessGroup {
     return blocks.join("\n");
   }
 }
+
+/** Runs a command to its end; resolves to stdout, throws with its exit code and stderr on failure. */
+export async function runCommand(
+  command: string,
+  args: string[],
+  options: { stdin?: string; cwd?: string } = {},
+): Promise<string> {
+  const child = new Deno.Command(command, {
+    args,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.close();
+  }
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  if (!output.success) {
+    throw new Error(
+      `${command} ${args.join(" ")} failed (exit ${output.code}):\n${
+        decoder.decode(output.stderr)
+      }`,
+    );
+  }
+  return decoder.decode(output.stdout);
+}

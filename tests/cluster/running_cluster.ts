@@ -5,29 +5,23 @@
 
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { DriverControl } from "../csi_driver/control_client.ts";
 import { AgentHandle, type AgentKind, oursBinary } from "./agents.ts";
 import type { ClusterBinaries } from "./build.ts";
 import type { AgentRbac, ClusterOptions } from "./cluster.ts";
+import { ClusterNode } from "./cluster_node.ts";
 import type { ControlPlane } from "./control_plane.ts";
-import { type NodeDriverPaths, nodeDriverPaths, startNodeDriver } from "./drivers.ts";
+import { type DriverKind, nodeDriverPaths, startNodeDriver, startRecorder } from "./drivers.ts";
+import { detachLoopDevices, HOSTPATH_DRIVER_NAME, HOSTPATH_TOPOLOGY_KEY } from "./hostpath.ts";
 import { grantClusterAdmin, identityKubeconfig, type IdentityRef } from "./identity.ts";
 import type { AdminClients } from "./kubeconfig.ts";
-import { createFakeNode, fakeNodeNames, TEST_DRIVER_NAME } from "./nodes.ts";
-import type { ManagedProcess, ProcessGroup } from "./process.ts";
+import { createFakeNode, fakeNodeNames, TEST_DRIVER_NAME, TEST_TOPOLOGY_KEY } from "./nodes.ts";
+import type { PeerBinaries } from "./peers.ts";
+import { type ProcessGroup, runCommand } from "./process.ts";
 import { grantUpstreamProvisionerRbac } from "./rbac.ts";
-import { createClusterObjects } from "./setup.ts";
+import { createClusterObjects, storageClassName } from "./setup.ts";
+import { startSnapshotting } from "./snapshots.ts";
 
-export interface ClusterNode extends NodeDriverPaths {
-  name: string;
-  index: number;
-  /** The test driver's control API (volumes, calls, faults, pool sizes). */
-  control: DriverControl;
-  /** The node's CSI driver process, when the cluster has a driver. */
-  driver?: ManagedProcess;
-  /** The agent started last on this node, if any. */
-  agent?: AgentHandle;
-}
+export { ClusterNode };
 
 export interface StartAgentOptions {
   kind: AgentKind;
@@ -50,6 +44,8 @@ export interface ClusterInit {
   ownsDir: boolean;
   group: ProcessGroup;
   binaries: ClusterBinaries;
+  /** The peers the options need (hostpathplugin, the snapshot controllers, their CRDs). */
+  peers: Partial<PeerBinaries> & { snapshotCrds?: string[] };
   controlPlane: ControlPlane;
   admin: AdminClients;
   options: ClusterOptions;
@@ -66,7 +62,11 @@ export class RunningCluster implements AsyncDisposable {
   readonly auditLogPath: string | undefined;
   readonly admin: AdminClients;
   readonly binaries: ClusterBinaries;
-  readonly driverName: string = TEST_DRIVER_NAME;
+  readonly driverKind: DriverKind;
+  /** The CSI driver's name: hostpath.csi.k8s.io, or test.csi.k8s.io for the test driver. */
+  readonly driverName: string;
+  /** The driver's topology key, a label of each fake node (its value: the node's name). */
+  readonly topologyKey: string;
   readonly nodes: ClusterNode[];
   readonly agentNamespace: string;
   /** ms from the start of the control plane to a usable cluster. */
@@ -86,12 +86,22 @@ export class RunningCluster implements AsyncDisposable {
     this.admin = init.admin;
     this.binaries = init.binaries;
     this.agentNamespace = init.options.agentNamespace ?? "csi-provisioner";
+    this.driverKind = init.options.driver ?? "hostpath";
+    const hostpath = this.driverKind === "hostpath";
+    this.driverName = hostpath ? HOSTPATH_DRIVER_NAME : TEST_DRIVER_NAME;
+    this.topologyKey = hostpath ? HOSTPATH_TOPOLOGY_KEY : TEST_TOPOLOGY_KEY;
     const nodes = init.options.nodes ?? 2;
     const names = typeof nodes === "number" ? fakeNodeNames(nodes) : nodes;
+    const recorded = hostpath && (init.options.driverOptions?.recordCalls ?? false);
     this.nodes = names.map((name, index) => {
-      const paths = nodeDriverPaths(join(init.dir, "nodes", name));
-      return { name, index, ...paths, control: new DriverControl(paths.controlEndpoint) };
+      const paths = nodeDriverPaths(join(init.dir, "nodes", name), { recorded });
+      return new ClusterNode({ name, index, kind: this.driverKind, paths });
     });
+  }
+
+  /** The cluster's StorageClass of a driver pool: `csi-hostpath-<pool>` (upstream's), or `test-<pool>`. */
+  storageClassName(pool: string): string {
+    return storageClassName(this.driverKind, pool);
   }
 
   /**
@@ -101,11 +111,11 @@ export class RunningCluster implements AsyncDisposable {
   async setUp(started: number): Promise<void> {
     const { options } = this.#init;
     const mark = (name: string) => (this.timings[name] = Math.round(performance.now() - started));
-    const driverKind = options.driver ?? "test";
+    const driverKind = this.driverKind;
     await createClusterObjects(this.admin, {
-      driverName: this.driverName,
-      withDriver: driverKind !== "none",
+      driverKind,
       attachRequired: options.attachRequired ?? false,
+      csiDriver: options.csiDriver ?? true,
       storageCapacity: options.storageCapacity ?? true,
       storageClasses: options.storageClasses ?? true,
       driverOptions: options.driverOptions ?? {},
@@ -115,24 +125,18 @@ export class RunningCluster implements AsyncDisposable {
     await Promise.all(this.nodes.map((node) =>
       createFakeNode(this.admin, node.name, {
         driverName: this.driverName,
+        topologyKey: this.topologyKey,
         withoutDriver: driverKind === "none",
       })
     ));
     mark("nodes");
     if (driverKind !== "none") {
-      await Promise.all(this.nodes.map(async (node) => {
-        node.driver = await startNodeDriver({
-          group: this.#init.group,
-          kind: driverKind,
-          node: node.name,
-          index: node.index,
-          paths: node,
-          logFile: this.#logFile(`csi-driver-${node.name}`),
-          driver: options.driverOptions ?? {},
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
-      }));
+      await Promise.all(this.nodes.map((node) => this.#startDriver(node)));
       mark("csi-drivers");
+    }
+    if (options.snapshots) {
+      await this.#startSnapshotting();
+      mark("snapshots");
     }
     const agent = options.agent ?? "none";
     if (agent !== "none") {
@@ -143,6 +147,49 @@ export class RunningCluster implements AsyncDisposable {
       );
       mark("agents");
     }
+  }
+
+  async #startDriver(node: ClusterNode): Promise<void> {
+    const { options } = this.#init;
+    node.driver = await startNodeDriver({
+      group: this.#init.group,
+      kind: this.driverKind,
+      node: node.name,
+      index: node.index,
+      paths: node,
+      logFile: this.#logFile(`csi-driver-${node.name}`),
+      driver: options.driverOptions ?? {},
+      ...(this.#init.peers.hostpathplugin
+        ? { hostpathBinary: this.#init.peers.hostpathplugin }
+        : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (node.driverSocket !== node.csiSocket) node.recorder = await startRecorder(node);
+  }
+
+  async #startSnapshotting(): Promise<void> {
+    const { peers, options, group } = this.#init;
+    if (this.driverKind !== "hostpath") {
+      throw new Error(`snapshots need the hostpath driver, not driver "${this.driverKind}"`);
+    }
+    if (!peers.snapshotController || !peers.csiSnapshotter || !peers.snapshotCrds) {
+      throw new Error("snapshots need the snapshot-controller and csi-snapshotter binaries");
+    }
+    await startSnapshotting({
+      group,
+      nodes: this.nodes,
+      namespace: this.agentNamespace,
+      kubectl: (args, kubectlOptions) => this.kubectl(args, kubectlOptions),
+      identity: (ref) => this.identity(ref),
+      grantClusterAdmin: (ref) => this.grantClusterAdmin(ref),
+      logFile: (name) => this.#logFile(name),
+      verbosity: Math.max(options.verbosity ?? 1, 2),
+      ...(options.signal ? { signal: options.signal } : {}),
+    }, {
+      snapshotController: peers.snapshotController,
+      csiSnapshotter: peers.csiSnapshotter,
+      crds: peers.snapshotCrds,
+    });
   }
 
   #logFile(name: string): string {
@@ -230,22 +277,21 @@ export class RunningCluster implements AsyncDisposable {
   }
 
   /** Runs kubectl as the admin; returns stdout, throws with stderr on failure. */
-  async kubectl(args: string[]): Promise<string> {
-    const output = await new Deno.Command(this.binaries.kubectl, {
-      args: [`--kubeconfig=${this.kubeconfigPath}`, ...args],
-      stdin: "null",
-    }).output();
-    const decoder = new TextDecoder();
-    if (!output.success) {
-      throw new Error(`kubectl ${args.join(" ")} failed: ${decoder.decode(output.stderr)}`);
-    }
-    return decoder.decode(output.stdout);
+  async kubectl(args: string[], options: { stdin?: string } = {}): Promise<string> {
+    return await runCommand(
+      this.binaries.kubectl,
+      [`--kubeconfig=${this.kubeconfigPath}`, ...args],
+      options,
+    );
   }
 
   /** Stops every process (last started first) and removes a temporary directory. Idempotent. */
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
+      for (const node of this.nodes) node.recorder?.close();
       await this.#init.group.stopAll();
+      // Block volumes left behind keep a loop device each (hostpath attaches them).
+      if (this.driverKind === "hostpath") await detachLoopDevices(this.dir).catch(() => []);
       if (this.#init.ownsDir) await Deno.remove(this.dir, { recursive: true }).catch(() => {});
     })();
     return this.#stopping;

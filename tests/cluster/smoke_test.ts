@@ -1,14 +1,14 @@
 /**
  * Pins the real behaviour the agent must reproduce, observed with upstream
  * csi-provisioner (flags of the hostpath distributed deployment) and the
- * project's test CSI driver on two fake nodes with different capacities.
+ * upstream hostpath driver on two fake nodes with different capacities, its
+ * calls seen through the recording proxy.
  */
 
 import assert from "node:assert/strict";
 import { toBytes } from "../csi_driver/quantity.ts";
 import { NODE_DEPLOYMENT_ARGS } from "./agents.ts";
 import { startCluster } from "./cluster.ts";
-import { TEST_TOPOLOGY_KEY } from "./nodes.ts";
 import { waitFor, withTimeout } from "./wait.ts";
 import {
   affinityNodes,
@@ -31,15 +31,15 @@ const CAPACITY: Record<string, string> = { "node-a": "2Gi", "node-b": "10Gi" };
 Deno.test("upstream csi-provisioner in node mode against the real control plane", async (t) => {
   await using cluster = await startCluster({
     nodes: ["node-a", "node-b"],
-    driverOptions: { capacity: (node) => ({ fast: CAPACITY[node] ?? "1Gi" }) },
+    driverOptions: { capacity: (node) => ({ fast: CAPACITY[node] ?? "1Gi" }), recordCalls: true },
     agent: "upstream",
     agentArgs: AGENT_ARGS,
   });
   const { admin } = cluster;
   const capacityQuery = {
     namespace: cluster.agentNamespace,
-    topologyKey: TEST_TOPOLOGY_KEY,
-    storageClass: "test-fast",
+    topologyKey: cluster.topologyKey,
+    storageClass: "csi-hostpath-fast",
   };
   try {
     await createNamespace(admin, NAMESPACE);
@@ -58,7 +58,7 @@ Deno.test("upstream csi-provisioner in node mode against the real control plane"
     await t.step("the scheduler selects a node and the PV controller binds the claim", async () => {
       await createClaimAndPod(admin, NAMESPACE, {
         name: "first",
-        storageClass: "test-fast",
+        storageClass: "csi-hostpath-fast",
         size: "1Gi",
       });
       const ref = { namespace: NAMESPACE, name: "first" };
@@ -78,9 +78,9 @@ Deno.test("upstream csi-provisioner in node mode against the real control plane"
       );
       firstVolume = bound.spec!.volumeName!;
       const pv = await admin.core.readPersistentVolume({ name: firstVolume });
-      assert.deepEqual(affinityNodes(pv, TEST_TOPOLOGY_KEY), [node]);
+      assert.deepEqual(affinityNodes(pv, cluster.topologyKey), [node]);
       assert.equal(pv.spec?.csi?.driver, cluster.driverName);
-      assert.equal((await cluster.node(node).control.volumes()).length, 1);
+      assert.equal((await cluster.node(node).volumes()).length, 1);
       const pod = await waitFor(async () => {
         const pod = await admin.core.readNamespacedPod({ namespace: NAMESPACE, name: "first" });
         return pod.spec?.nodeName ? pod : undefined;
@@ -91,21 +91,22 @@ Deno.test("upstream csi-provisioner in node mode against the real control plane"
     await t.step("a claim that does not fit node-a's capacity is placed on node-b", async () => {
       await createClaimAndPod(admin, NAMESPACE, {
         name: "big",
-        storageClass: "test-fast",
+        storageClass: "csi-hostpath-fast",
         size: "5Gi",
       });
       const bound = await waitForClaimBound(admin, { namespace: NAMESPACE, name: "big" });
       assert.equal(bound.metadata?.annotations?.[SELECTED_NODE], "node-b");
       const pv = await admin.core.readPersistentVolume({ name: bound.spec!.volumeName! });
-      assert.deepEqual(affinityNodes(pv, TEST_TOPOLOGY_KEY), ["node-b"]);
+      assert.deepEqual(affinityNodes(pv, cluster.topologyKey), ["node-b"]);
       // Placed by published capacity, not by a failed attempt on node-a and a reschedule.
-      const triedOnA = (await cluster.node("node-a").control.calls("CreateVolume"))
+      const triedOnA = (await cluster.node("node-a").calls("CreateVolume"))
         .filter((call) => (call.request as { name?: string }).name === pv.metadata?.name);
       assert.deepEqual(triedOnA, []);
     });
 
     await t.step("published capacity follows provisioning", async () => {
-      const used = (await cluster.node("node-b").control.pools())[0]!.usedBytes;
+      const volumes = await cluster.node("node-b").volumes();
+      const used = volumes.reduce((sum, volume) => sum + volume.sizeBytes, 0);
       await waitFor(async () => {
         const capacity = (await capacitiesByNode(admin, capacityQuery)).get("node-b")?.capacity;
         return capacity !== undefined && toBytes(capacity) === toBytes("10Gi") - used;
@@ -124,7 +125,7 @@ Deno.test("upstream csi-provisioner in node mode against the real control plane"
       assert.equal(agent.running, true);
       await createClaimAndPod(admin, NAMESPACE, {
         name: "after-restart",
-        storageClass: "test-fast",
+        storageClass: "csi-hostpath-fast",
         size: "100Mi",
         node: "node-a",
       });
@@ -149,7 +150,7 @@ Deno.test("upstream csi-provisioner in node mode against the real control plane"
       } finally {
         history.stop();
       }
-      const volumes = await Promise.all(cluster.nodes.map((node) => node.control.volumes()));
+      const volumes = await Promise.all(cluster.nodes.map((node) => node.volumes()));
       assert.deepEqual(volumes.flat().map((volume) => volume.name).includes(firstVolume), false);
     });
   } catch (error) {

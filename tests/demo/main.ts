@@ -60,8 +60,8 @@ async function startDemoCluster(
   const { objects } = await renderKustomize(binaries.kubectl);
   step(3, "starting the control plane, 3 fake nodes and their CSI drivers");
   console.log(
-    "  CSI driver: the project's test driver (tests/csi_driver, test.csi.k8s.io) stands in for the\n" +
-      "  upstream hostpath plugin of deploy/, whose Go module the Go module proxy refuses (403).",
+    "  CSI driver: the upstream hostpath driver of deploy/ (hostpath.csi.k8s.io, csi-driver-host-path\n" +
+      "  v1.18.0, built once from its vendored source archive), one per node with its own pool.",
   );
   const pools = new Map(DEMO_NODES.map((node) => [node.name, node.pool]));
   const cluster = await startCluster({
@@ -161,7 +161,7 @@ async function main(args: string[]): Promise<void> {
   const early = untilSignal().then(() => stop.abort(new Error("interrupted")));
   step(1, "agent binary");
   await ensureAgentBinary((line) => console.log(`  ${line}`));
-  step(2, "Kubernetes components (built once from the Go module proxy, then cached)");
+  step(2, "Kubernetes components and the hostpath driver (built once, then cached)");
   const { cluster, objects } = await startDemoCluster(values.dir, stop.signal);
   try {
     await startAgents(cluster, objects);

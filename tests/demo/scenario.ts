@@ -8,7 +8,7 @@
 
 import type { V1Pod } from "@kubernetes/client-node";
 import { formatBinarySI, parseQuantity } from "../../lib/model/quantity.ts";
-import { TEST_DRIVER_NAME, TEST_TOPOLOGY_KEY } from "../cluster/nodes.ts";
+import { HOSTPATH_DRIVER_NAME, HOSTPATH_TOPOLOGY_KEY } from "../cluster/hostpath.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { capacitiesByNode, createClaimAndPod, waitForClaimBound } from "../cluster/workloads.ts";
@@ -50,7 +50,7 @@ export function storageClassManifest(): Record<string, unknown> {
     apiVersion: "storage.k8s.io/v1",
     kind: "StorageClass",
     metadata: { name: DEMO_CLASS },
-    provisioner: TEST_DRIVER_NAME,
+    provisioner: HOSTPATH_DRIVER_NAME,
     parameters: { kind: DEMO_POOL },
     reclaimPolicy: "Delete",
     volumeBindingMode: "WaitForFirstConsumer",
@@ -61,7 +61,7 @@ export function storageClassManifest(): Record<string, unknown> {
 export async function publishedCapacity(cluster: RunningCluster): Promise<Map<string, number>> {
   const byNode = await capacitiesByNode(cluster.admin, {
     namespace: cluster.agentNamespace,
-    topologyKey: TEST_TOPOLOGY_KEY,
+    topologyKey: HOSTPATH_TOPOLOGY_KEY,
     storageClass: DEMO_CLASS,
   });
   const bytes = new Map<string, number>();

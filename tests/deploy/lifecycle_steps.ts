@@ -1,13 +1,12 @@
 /**
  * The steps of the RBAC end-to-end test's lifecycle, each a thing the agent
  * must be able to do on its node with deploy/'s permissions only. Claims
- * live in namespace WORKLOADS and use class CLASS (the cluster's
- * WaitForFirstConsumer class of the test driver's `fast` pool, 4Gi a node).
+ * live in namespace WORKLOADS and use class CLASS (deploy/'s
+ * WaitForFirstConsumer class of the hostpath driver's `fast` pool, 4Gi a node).
  */
 
 import type { V1CSIStorageCapacity } from "@kubernetes/client-node";
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { TEST_DRIVER_NAME, TEST_TOPOLOGY_KEY } from "../cluster/nodes.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import {
@@ -16,11 +15,12 @@ import {
   claimObject,
   forceDeletePod,
   podUsingClaim,
+  SELECTED_NODE,
   waitForClaimBound,
 } from "../cluster/workloads.ts";
 
 export const WORKLOADS = "rbac-e2e";
-export const CLASS = "test-fast";
+export const CLASS = "csi-hostpath-fast";
 const POOL = "4Gi";
 
 export async function capacityOf(
@@ -29,7 +29,7 @@ export async function capacityOf(
 ): Promise<Map<string, V1CSIStorageCapacity>> {
   return await capacitiesByNode(cluster.admin, {
     namespace: cluster.agentNamespace,
-    topologyKey: TEST_TOPOLOGY_KEY,
+    topologyKey: cluster.topologyKey,
     storageClass,
   });
 }
@@ -53,7 +53,7 @@ export async function addAndRemoveClass(cluster: RunningCluster): Promise<void> 
   await cluster.admin.storage.createStorageClass({
     body: {
       metadata: { name },
-      provisioner: TEST_DRIVER_NAME,
+      provisioner: cluster.driverName,
       parameters: { kind: "fast" },
       volumeBindingMode: "WaitForFirstConsumer",
     },
@@ -97,7 +97,7 @@ export async function provisionOn(
   const bound = await waitForClaimBound(cluster.admin, { namespace: WORKLOADS, name: claim });
   const pvName = bound.spec!.volumeName!;
   const pv = await cluster.admin.core.readPersistentVolume({ name: pvName });
-  deepStrictEqual(affinityNodes(pv, TEST_TOPOLOGY_KEY), [options.node]);
+  deepStrictEqual(affinityNodes(pv, cluster.topologyKey), [options.node]);
   return pvName;
 }
 
@@ -110,30 +110,106 @@ async function deleteClaimAndPod(cluster: RunningCluster, claim: string): Promis
 }
 
 /**
- * A claim deleted while its CreateVolume timed out: the agent reads the
- * claim again (a cache that still has it may be stale), asks the driver once
- * more with the same name, and deletes the volume it gets. No PV is made.
+ * A claim whose node turns out to be full (CreateVolume: ResourceExhausted)
+ * goes back to the scheduler: the agent removes selected-node. `full`'s pool
+ * is taken up by a volume made behind the agents' back, and the claim comes
+ * selected to it (as by a scheduler that read the capacity just before);
+ * once `full` publishes what it really has left, the space is freed again
+ * (its capacity object stays stale until the next poll) and the claim's pod
+ * is placed on `other`, where it is provisioned. Returns the PV's name.
+ */
+export async function rescheduledWhenFull(
+  cluster: RunningCluster,
+  claim: string,
+  options: { full: string; other: string },
+): Promise<string> {
+  const full = cluster.node(options.full);
+  const foreign = await full.callDriver("Controller", "CreateVolume", {
+    name: "made-behind-the-agents-back",
+    capacity_range: { required_bytes: String(2 * 1024 ** 3) },
+    volume_capabilities: [{ mount: {}, access_mode: { mode: "SINGLE_NODE_WRITER" } }],
+    parameters: { kind: "fast" },
+  }) as { volume: { volume_id: string } };
+  const body = claimObject(claim, { storageClass: CLASS, size: "3Gi" });
+  body.metadata!.annotations = { [SELECTED_NODE]: options.full };
+  const created = await cluster.admin.core.createNamespacedPersistentVolumeClaim({
+    namespace: WORKLOADS,
+    body,
+  });
+  await waitFor(async () => {
+    const current = await cluster.admin.core.readNamespacedPersistentVolumeClaim({
+      namespace: WORKLOADS,
+      name: claim,
+    });
+    return current.metadata?.annotations?.[SELECTED_NODE] === undefined;
+  }, { description: `${claim} sent back to the scheduler by ${options.full}'s agent` });
+  const [refused] = await createVolumeCalls(cluster, options.full, `pvc-${created.metadata!.uid}`);
+  strictEqual(refused?.codeName, "RESOURCE_EXHAUSTED");
+  await waitFor(
+    async () => String((await capacityOf(cluster, CLASS)).get(options.full)?.capacity) === "2Gi",
+    { description: `${options.full} publishing the 2Gi it has left` },
+  );
+  await full.callDriver("Controller", "DeleteVolume", { volume_id: foreign.volume.volume_id });
+  await cluster.admin.core.createNamespacedPod({
+    namespace: WORKLOADS,
+    body: podUsingClaim(claim, claim),
+  });
+  const bound = await waitForClaimBound(cluster.admin, { namespace: WORKLOADS, name: claim });
+  const pv = await cluster.admin.core.readPersistentVolume({ name: bound.spec!.volumeName! });
+  deepStrictEqual(affinityNodes(pv, cluster.topologyKey), [options.other]);
+  return pv.metadata!.name!;
+}
+
+async function createVolumeCalls(cluster: RunningCluster, node: string, volumeName: string) {
+  return (await cluster.node(node).calls("CreateVolume")).filter((call) =>
+    (call.request as { name?: string }).name === volumeName
+  );
+}
+
+/**
+ * A claim deleted while its CreateVolume times out: the node's driver is
+ * frozen (SIGSTOP), so the calls hang until the agent's --timeout; after two
+ * timeouts (the second a repeated Event, patched) the claim and its pod are
+ * deleted. Once the claim is gone, the agent reads it again (a cache that
+ * still has it may be stale) and asks the driver once more with the same
+ * name; only that call finds the driver thawed (an attempt still hanging when
+ * the claim went would otherwise succeed and make a PV for a gone claim,
+ * upstream's way, which the delete path cleans up). The agent deletes the
+ * volume it gets. No PV is made.
  */
 export async function abandonTimedOutClaim(cluster: RunningCluster, node: string): Promise<void> {
-  const { control } = cluster.node(node);
-  // Three timeouts, retried after 1 s and 2 s: time enough to delete the claim in between.
-  await control.setFault({ method: "CreateVolume", code: "DEADLINE_EXCEEDED", times: 3 });
-  const uid = await createClaim(cluster, "abandoned", { node });
-  const volumeName = `pvc-${uid}`;
-  const calls = async () =>
-    (await control.calls("CreateVolume")).filter((call) =>
-      (call.request as { name?: string }).name === volumeName
-    );
-  await waitFor(async () => (await calls()).some((call) => call.codeName === "DEADLINE_EXCEEDED"), {
-    description: `a timed-out CreateVolume of ${volumeName}`,
-  });
-  await deleteClaimAndPod(cluster, "abandoned");
+  const driver = cluster.node(node);
+  driver.freezeDriver();
+  let volumeName = "";
+  try {
+    const uid = await createClaim(cluster, "abandoned", { node });
+    volumeName = `pvc-${uid}`;
+    await waitFor(async () => {
+      const calls = await createVolumeCalls(cluster, node, volumeName);
+      return calls.filter((call) => call.codeName === "DEADLINE_EXCEEDED").length >= 2;
+    }, { description: `two timed-out CreateVolume calls of ${volumeName}`, timeoutMs: 60_000 });
+    await deleteClaimAndPod(cluster, "abandoned");
+    await waitFor(async () => {
+      const list = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
+        namespace: WORKLOADS,
+        fieldSelector: "metadata.name=abandoned",
+      });
+      return list.items.length === 0;
+    }, { description: "claim abandoned gone (pvc-protection lifted)" });
+    const goneAt = Date.now();
+    await waitFor(async () => {
+      const calls = await createVolumeCalls(cluster, node, volumeName);
+      return calls.some((call) => Date.parse(call.time) > goneAt);
+    }, { description: `the CreateVolume of ${volumeName} for a gone claim`, timeoutMs: 60_000 });
+  } finally {
+    driver.thawDriver();
+  }
   await waitFor(async () => {
-    const created = (await calls()).some((call) => call.codeName === "OK");
-    const volumes = await control.volumes();
+    const calls = await createVolumeCalls(cluster, node, volumeName);
+    const created = calls.some((call) => call.codeName === "OK");
+    const volumes = await driver.volumes();
     return created && !volumes.some((volume) => volume.name === volumeName);
-  }, { description: `${volumeName} created at last and deleted`, timeoutMs: 30_000 });
-  await control.clearFaults("CreateVolume");
+  }, { description: `${volumeName} created at last and deleted`, timeoutMs: 60_000 });
 }
 
 /** Deletes the claims; the agents delete their volumes and PVs, and capacity is whole again. */
@@ -147,7 +223,7 @@ export async function deleteAndWaitGone(
       .map((pv) => pv.metadata!.name);
     return volumes.every(({ pv }) => !existing.includes(pv));
   }, { description: "the PVs deleted by the agents", timeoutMs: 60_000 });
-  for (const node of cluster.nodes) deepStrictEqual(await node.control.volumes(), [], node.name);
+  for (const node of cluster.nodes) deepStrictEqual(await node.volumes(), [], node.name);
   await waitFor(async () => {
     const byNode = await capacityOf(cluster, CLASS);
     return [...byNode.values()].every((object) => String(object.capacity) === POOL);

@@ -8,6 +8,7 @@
 import { loadAllYaml } from "@kubernetes/client-node";
 import { join } from "node:path";
 import { REPO_ROOT } from "../cluster/drivers.ts";
+import { runCommand } from "../cluster/process.ts";
 
 export const DEPLOY_DIR: string = join(REPO_ROOT, "deploy");
 export const CHART_DIR: string = join(DEPLOY_DIR, "helm", "csi-node-provisioner");
@@ -29,34 +30,13 @@ export interface PolicyRule {
   verbs: string[];
 }
 
-/** Runs a command; resolves to stdout, throws with stderr when it fails. */
-export async function run(
+/** Runs a command in the repository; resolves to stdout, throws with stderr when it fails. */
+export function run(
   command: string,
   args: string[],
   options: { stdin?: string } = {},
 ): Promise<string> {
-  const child = new Deno.Command(command, {
-    args,
-    cwd: REPO_ROOT,
-    stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (options.stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(options.stdin));
-    await writer.close();
-  }
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  if (!output.success) {
-    throw new Error(
-      `${command} ${args.join(" ")} failed (exit ${output.code}):\n${
-        decoder.decode(output.stderr)
-      }`,
-    );
-  }
-  return decoder.decode(output.stdout);
+  return runCommand(command, args, { ...options, cwd: REPO_ROOT });
 }
 
 /** Plain objects: client-node's parser makes class instances, which deepStrictEqual tells apart. */

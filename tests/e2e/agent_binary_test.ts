@@ -4,6 +4,9 @@
  * unix socket, and a real API server (tests/cluster, no nodes needed):
  * start-up handshake, HTTP surface, crash-only exit on driver loss, graceful
  * SIGTERM, and the exit codes of bad input.
+ *
+ * The test driver: a slow Probe (latency) and a driver without
+ * CREATE_DELETE_VOLUME are faults the hostpath driver cannot produce.
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";

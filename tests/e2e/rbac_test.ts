@@ -12,22 +12,21 @@
  * claim with a VolumeAttributesClass provisioned and bound, a claim sent
  * back to the scheduler after a ResourceExhausted (selected-node removed)
  * and then provisioned, a claim deleted while its CreateVolume timed out
- * (read again, its volume deleted), and the volumes deleted. The driver has
- * MODIFY_VOLUME and PUBLISH_UNPUBLISH_VOLUME, so the agent also reads
- * VolumeAttributesClasses and watches VolumeAttachments. kube-apiserver's
+ * (read again, its volume deleted), and the volumes deleted. The driver is
+ * deploy/'s, the upstream hostpath driver, with --enable-attach and
+ * --enable-controller-modify-volume (PUBLISH_UNPUBLISH_VOLUME and
+ * MODIFY_VOLUME), so the agent also reads VolumeAttributesClasses and
+ * watches VolumeAttachments; its full pool and its timeouts are real (a
+ * volume made behind the agents' back, a frozen driver). kube-apiserver's
  * audit log then shows no refused request, every verb granted without a
  * "Needed only" comment was used, and so were the conditional ones this
  * lifecycle needs.
- *
- * The test driver (tests/csi_driver, test.csi.k8s.io) stands in for the
- * hostpath plugin, which cannot be built here.
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { readAuditEvents } from "../cluster/audit.ts";
 import { ensureClusterBinaries } from "../cluster/build.ts";
 import { startCluster } from "../cluster/cluster.ts";
-import { TEST_DRIVER_NAME } from "../cluster/nodes.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
@@ -48,6 +47,7 @@ import {
   CLASS,
   deleteAndWaitGone,
   provisionOn,
+  rescheduledWhenFull,
   WORKLOADS,
 } from "../deploy/lifecycle_steps.ts";
 import {
@@ -82,13 +82,12 @@ async function deployedCluster(): Promise<
       capacity: { fast: "4Gi" },
       // MODIFY_VOLUME and PUBLISH_UNPUBLISH_VOLUME make the agent use two "Needed only" grants:
       // get on VolumeAttributesClasses and list/watch on VolumeAttachments.
-      controllerCapabilities: [
-        "CREATE_DELETE_VOLUME",
-        "GET_CAPACITY",
-        "MODIFY_VOLUME",
-        "PUBLISH_UNPUBLISH_VOLUME",
-      ],
+      extraArgs: ["--enable-controller-modify-volume", "--enable-attach"],
+      recordCalls: true,
     },
+    // deploy/ declares the CSIDriver and the classes.
+    csiDriver: false,
+    storageClasses: false,
     agentNamespace: identity.namespace,
     auditLog: { users: [user] },
   });
@@ -122,7 +121,7 @@ async function lifecycle(cluster: RunningCluster): Promise<void> {
   await cluster.admin.storage.createVolumeAttributesClass({
     body: {
       metadata: { name: "rbac-gold" },
-      driverName: TEST_DRIVER_NAME,
+      driverName: cluster.driverName,
       parameters: { iops: "5" },
     },
   });
@@ -134,14 +133,9 @@ async function lifecycle(cluster: RunningCluster): Promise<void> {
     async () => String((await capacityOf(cluster, CLASS)).get("node-a")?.capacity) === "3Gi",
     { description: "node-a's published capacity down to 3Gi" },
   );
-  // Refused once: the agent removes selected-node, the scheduler picks node-b again.
-  await cluster.node("node-b").control.setFault({
-    method: "CreateVolume",
-    code: "RESOURCE_EXHAUSTED",
-    times: 1,
-  });
-  const second = await provisionOn(cluster, "second", { node: "node-b" });
-  await abandonTimedOutClaim(cluster, "node-a");
+  // node-b is full: the agent removes selected-node, the scheduler picks node-a.
+  const second = await rescheduledWhenFull(cluster, "second", { full: "node-b", other: "node-a" });
+  await abandonTimedOutClaim(cluster, "node-b");
   const volumes = [{ claim: "first", pv: first }, { claim: "second", pv: second }];
   await deleteAndWaitGone(cluster, volumes);
 }

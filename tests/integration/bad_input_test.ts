@@ -16,6 +16,7 @@ import {
   NAMESPACE,
   OTHER_DRIVER_VAC,
   snapshotSource,
+  UNACCEPTED_PARAMETER_VAC,
 } from "./bad_inputs.ts";
 import {
   agentEvents,
@@ -26,6 +27,7 @@ import {
   step,
 } from "./support.ts";
 
+const FAST = "csi-hostpath-fast";
 const AGENT_ARGS = ["--retry-interval-start=500ms", "--retry-interval-max=5s", "-v=4"];
 
 /**
@@ -77,8 +79,9 @@ Deno.test("bad StorageClass and claim inputs: one precise Warning each, nothing 
     nodes: ["node-a", "node-b"],
     driverOptions: {
       capacity: { fast: "10Gi" },
+      recordCalls: true,
       // MODIFY_VOLUME so that the VolumeAttributesClass cases reach the class checks.
-      controllerCapabilities: ["CREATE_DELETE_VOLUME", "GET_CAPACITY", "MODIFY_VOLUME"],
+      extraArgs: ["--enable-controller-modify-volume", "--accepted-mutable-parameter-names=iops"],
     },
     storageCapacity: false,
   });
@@ -88,6 +91,7 @@ Deno.test("bad StorageClass and claim inputs: one precise Warning each, nothing 
     startOurAgents(cluster, { args: [...AGENT_ARGS, "--strict-topology"], nodes: ["node-b"] }),
     createNamespace(admin, NAMESPACE),
     admin.storage.createVolumeAttributesClass({ body: OTHER_DRIVER_VAC }),
+    admin.storage.createVolumeAttributesClass({ body: UNACCEPTED_PARAMETER_VAC }),
   ]);
 
   await step(
@@ -112,7 +116,7 @@ Deno.test("bad StorageClass and claim inputs: one precise Warning each, nothing 
   if (failed) console.error(await cluster.tailLogs(30));
 
   await step(t, cluster, "afterwards a good claim provisions on node-a", async () => {
-    await createSelectedClaim(cluster, "good", { storageClass: "test-fast" });
+    await createSelectedClaim(cluster, "good", { storageClass: FAST });
     const claim = await waitForClaimBound(admin, { namespace: NAMESPACE, name: "good" });
     assert.equal((await claimVolumes(cluster, claim.metadata!.uid!)).length, 1);
   });
@@ -150,9 +154,9 @@ async function checkBlockIgnoresFsType(cluster: RunningCluster): Promise<void> {
   assert.ok(capabilities.length > 0 && capabilities.every((c) => c.block && !c.mount), "block");
 }
 
-/** The class the case's claim names: its own, a missing one, or the default test-fast. */
+/** The class the case's claim names: its own, a missing one, or the cluster's csi-hostpath-fast. */
 function classOf(input: BadInput): string {
-  return input.storageClass ? `bad-${input.name}` : input.claimClass ?? "test-fast";
+  return input.storageClass ? `bad-${input.name}` : input.claimClass ?? FAST;
 }
 
 /** Creates the case's class (if any) and its claim, selected to its node; returns the claim UID. */
@@ -192,8 +196,8 @@ async function checkBadInput(
   const calls = await createVolumeCallsFor(node, uid);
   if (input.driverRefuses) {
     assert.ok(calls.length > 0, "the driver was asked");
-    assert.ok(calls.every((call) => call.codeName === "INVALID_ARGUMENT"), "and refused");
-    const volumes = (await node.control.volumes()).filter((v) => v.name === `pvc-${uid}`);
+    assert.ok(calls.every((call) => call.codeName === input.driverRefuses), "and refused");
+    const volumes = (await node.volumes()).filter((v) => v.name === `pvc-${uid}`);
     assert.deepEqual(volumes, [], "no volume in the driver");
   } else {
     assert.deepEqual(calls, [], "no CreateVolume");
@@ -208,7 +212,7 @@ async function checkApiRefused(cluster: RunningCluster, input: ApiRefusedInput):
     metadata: { name: input.name },
     spec: {
       accessModes: ["ReadWriteOnce"],
-      storageClassName: "test-fast",
+      storageClassName: FAST,
       resources: { requests: { storage: "1Gi" } },
       ...input.spec,
     },

@@ -13,7 +13,7 @@ import type {
   V1TypedObjectReference,
   V1VolumeAttributesClass,
 } from "@kubernetes/client-node";
-import { TEST_TOPOLOGY_KEY } from "../cluster/nodes.ts";
+import { HOSTPATH_DRIVER_NAME, HOSTPATH_TOPOLOGY_KEY } from "../cluster/hostpath.ts";
 
 export const NAMESPACE = "bad-input";
 const P = "csi.storage.k8s.io/";
@@ -30,7 +30,7 @@ export interface BadInput {
   name: string;
   /** What is wrong, as a user would say it. */
   title: string;
-  /** The case's own StorageClass: these fields over a WFFC class of the test driver, pool "fast". */
+  /** The case's own StorageClass: these fields over a WFFC class of the hostpath driver, pool "fast". */
   storageClass?: Partial<Pick<V1StorageClass, "parameters" | "allowedTopologies">>;
   /** The class the claim names instead of its own (one that does not exist). */
   claimClass?: string;
@@ -41,8 +41,8 @@ export interface BadInput {
   };
   /** The node selected for the claim; default node-a (node-b's agent runs with --strict-topology). */
   node?: "node-a" | "node-b";
-  /** The driver gets the CreateVolume and refuses it: then no volume may exist. */
-  driverRefuses?: boolean;
+  /** The driver gets the CreateVolume and refuses it with this code: then no volume may exist. */
+  driverRefuses?: "INVALID_ARGUMENT" | "RESOURCE_EXHAUSTED";
   /** The exact message of the agent's Warning ProvisioningFailed event. */
   message: (at: CaseRef) => string;
 }
@@ -59,9 +59,21 @@ export const OTHER_DRIVER_VAC: V1VolumeAttributesClass = {
   parameters: { iops: "3000" },
 };
 
+/**
+ * A VolumeAttributesClass with a parameter the driver does not accept (it
+ * runs with --accepted-mutable-parameter-names=iops).
+ */
+export const UNACCEPTED_PARAMETER_VAC: V1VolumeAttributesClass = {
+  metadata: { name: "throughput-vac" },
+  driverName: HOSTPATH_DRIVER_NAME,
+  parameters: { throughput: "100" },
+};
+
 /** An allowedTopologies term that only a node named node-x satisfies. */
-const ONLY_NODE_X = [{ matchLabelExpressions: [{ key: TEST_TOPOLOGY_KEY, values: ["node-x"] }] }];
-const term = (node: string) => `[{${TEST_TOPOLOGY_KEY} ${node}}]`;
+const ONLY_NODE_X = [{
+  matchLabelExpressions: [{ key: HOSTPATH_TOPOLOGY_KEY, values: ["node-x"] }],
+}];
+const term = (node: string) => `[{${HOSTPATH_TOPOLOGY_KEY} ${node}}]`;
 
 export const BAD_INPUTS: readonly BadInput[] = [
   {
@@ -236,7 +248,7 @@ export const BAD_INPUTS: readonly BadInput[] = [
     claim: { spec: { volumeAttributesClassName: OTHER_DRIVER_VAC.metadata!.name! } },
     message: (at) =>
       "VAC other-driver-vac referenced in PVC is for driver other.csi.k8s.io which does not " +
-      `match driver name test.csi.k8s.io ${atClaim(at, "spec.volumeAttributesClassName")}`,
+      `match driver name ${HOSTPATH_DRIVER_NAME} ${atClaim(at, "spec.volumeAttributesClassName")}`,
   },
   {
     name: "vac-missing",
@@ -247,14 +259,24 @@ export const BAD_INPUTS: readonly BadInput[] = [
       atClaim(at, "spec.volumeAttributesClassName"),
   },
   {
+    name: "unaccepted-parameter",
+    title: "a VolumeAttributesClass parameter the driver does not accept",
+    claim: { spec: { volumeAttributesClassName: UNACCEPTED_PARAMETER_VAC.metadata!.name! } },
+    driverRefuses: "INVALID_ARGUMENT",
+    message: () =>
+      "Volume provisioning failed with infeasible error. Retries will be delayed. " +
+      "rpc error: code = InvalidArgument desc = invalid parameters: [throughput]",
+  },
+  {
+    // The hostpath driver has no such pool, so none of it is left: the claim goes back to the
+    // scheduler (selected-node removed), which here has no pod to place.
     name: "unknown-pool",
     title: "a kind parameter naming a pool the driver does not have",
     storageClass: { parameters: { kind: "gold" } },
-    driverRefuses: true,
+    driverRefuses: "RESOURCE_EXHAUSTED",
     message: () =>
-      "Volume provisioning failed with infeasible error. Retries will be delayed. " +
-      `rpc error: code = InvalidArgument desc = unknown kind "gold" in parameters; ` +
-      `this driver has pools "fast"`,
+      "rpc error: code = ResourceExhausted desc = requested capacity 1073741824 exceeds " +
+      'remaining capacity for "gold", 0 out of 0 already used',
   },
 ];
 

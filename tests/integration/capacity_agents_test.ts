@@ -32,7 +32,7 @@ import {
 } from "./capacity_support.ts";
 import { scrape, step, waitForReady } from "./support.ts";
 
-const FAST = "test-fast";
+const FAST = "csi-hostpath-fast";
 const NODES = ["node-a", "node-b", "node-c"];
 const DELETES = `csistoragecapacities_writes_total{storageclass="${FAST}",operation="delete"}`;
 
@@ -253,6 +253,7 @@ Deno.test("capacity agents: three agents, the Node owner, write limits, owner le
   );
 });
 
+// The test driver: the hostpath driver always reports GET_CAPACITY.
 Deno.test("capacity: a driver without GET_CAPACITY is refused at start-up, clearly", async () => {
   const dir = mkdtempSync(join(tmpdir(), "capacity-refusal-"));
   const driver = await spawnTestDriver({

@@ -13,7 +13,6 @@ import {
 import { managedByLabel } from "../../lib/capacity/labels.ts";
 import { parseQuantity } from "../../lib/model/quantity.ts";
 import type { AgentRbac } from "../cluster/cluster.ts";
-import { TEST_TOPOLOGY_KEY } from "../cluster/nodes.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { SELECTED_NODE, waitForClaimBound } from "../cluster/workloads.ts";
@@ -122,7 +121,7 @@ export async function watchCapacities(
       events.push({
         type,
         at: performance.now(),
-        node: object.nodeTopology?.matchLabels?.[TEST_TOPOLOGY_KEY] ?? "",
+        node: object.nodeTopology?.matchLabels?.[cluster.topologyKey] ?? "",
         storageClass: object.storageClassName,
         bytes: bytesOf(object.capacity),
         name: object.metadata?.name ?? "",
@@ -201,7 +200,7 @@ export async function createDecoy(
         },
       },
       storageClassName: storageClass,
-      nodeTopology: { matchLabels: { "topology.test.csi.k8s.io/node": options.topologyOf } },
+      nodeTopology: { matchLabels: { [cluster.topologyKey]: options.topologyOf } },
       capacity: "1Ti",
     },
   });

@@ -1,8 +1,10 @@
 /**
  * CSIStorageCapacity publishing on the real control plane, with the real
  * kube-scheduler placing pods by the published capacity (the cluster's
- * CSIDriver has storageCapacity: true): node-a's pool is 1Gi, node-b's 10Gi,
- * one compiled agent per node with upstream's RBAC and no owner.
+ * CSIDriver has storageCapacity: true) and the upstream hostpath driver on
+ * each node: node-a's pool is 1Gi, node-b's 20Gi of which a volume made
+ * behind the agents' back takes 10Gi, one compiled agent per node with
+ * upstream's RBAC and no owner.
  */
 import assert from "node:assert/strict";
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
@@ -32,7 +34,9 @@ import { createVolumeCallsFor, scrape, step, waitForReady } from "./support.ts";
 const Mi = 1024n ** 2n;
 const Gi = 1024n * Mi;
 const NS = "capacity";
-const FAST = "test-fast";
+const FAST = "csi-hostpath-fast";
+/** A volume on node-b that no claim asked for: made and later deleted straight on the driver. */
+const FOREIGN = "made-behind-the-agents-back";
 /** The "within a second" of the issue, with room for a loaded 2-core machine; figures: bench/capacity.ts. */
 const FRESHNESS_BOUND_MS = 1000;
 
@@ -41,9 +45,18 @@ const asMergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 Deno.test("capacity: the scheduler places pods by what the agents publish", async (t) => {
   await using cluster = await startCluster({
     nodes: ["node-a", "node-b"],
-    driverOptions: { capacity: (node) => ({ fast: node === "node-a" ? "1Gi" : "10Gi" }) },
+    driverOptions: {
+      capacity: (node) => ({ fast: node === "node-a" ? "1Gi" : "20Gi" }),
+      recordCalls: true,
+    },
   });
   const { admin } = cluster;
+  const foreign = await cluster.node("node-b").callDriver("Controller", "CreateVolume", {
+    name: FOREIGN,
+    capacity_range: { required_bytes: String(10n * Gi) },
+    volume_capabilities: [{ mount: {}, access_mode: { mode: "SINGLE_NODE_WRITER" } }],
+    parameters: { kind: "fast" },
+  }) as { volume: { volume_id: string } };
   const agents = await startCapacityAgents(cluster, {
     args: ["--capacity-ownerref-level=-1", "--capacity-poll-interval=2s"],
   });
@@ -65,7 +78,7 @@ Deno.test("capacity: the scheduler places pods by what the agents publish", asyn
         [MANAGED_BY]: "external-provisioner-node-a",
       });
       assert.deepEqual({ ...a?.nodeTopology }, {
-        matchLabels: { "topology.test.csi.k8s.io/node": "node-a" },
+        matchLabels: { "topology.hostpath.csi/node": "node-a" },
       });
       assert.equal(a?.metadata?.ownerReferences, undefined, "--capacity-ownerref-level=-1");
       const metrics = await scrape(agents.get("node-a")!);
@@ -164,9 +177,11 @@ Deno.test("capacity: the scheduler places pods by what the agents publish", asyn
     cluster,
     "the poll sees node-b's pool grow, and the Pending pod is placed",
     async () => {
-      // Nothing but the poll (2 s here) can see a pool resized behind the agent's back; the
+      // Nothing but the poll (2 s here) can see a volume deleted behind the agent's back; the
       // scheduler then places the pod at once, so the published 10.5Gi may last only a moment.
-      await cluster.node("node-b").control.resizePool("fast", "20Gi");
+      await cluster.node("node-b").callDriver("Controller", "DeleteVolume", {
+        volume_id: foreign.volume.volume_id,
+      });
       assert.equal(await placedOn(cluster, NS, "waiting"), "node-b");
       await waitForCapacity(cluster, {
         node: "node-b",

@@ -3,7 +3,8 @@
  * kube-controller-manager marks a PV Released when its claim goes, and the
  * agent of the node that holds the volume deletes it. The CSIDriver requires
  * attachment here, so the real attach/detach controller creates
- * VolumeAttachments for pods, and the driver has PUBLISH_UNPUBLISH_VOLUME.
+ * VolumeAttachments for pods, and the driver has PUBLISH_UNPUBLISH_VOLUME
+ * (the upstream hostpath driver with --enable-attach, its calls recorded).
  */
 import assert from "node:assert/strict";
 import type { CoreV1Event } from "@kubernetes/client-node";
@@ -20,6 +21,7 @@ import {
 import { mergePatch, selectedClaim, startOurAgents, step } from "./support.ts";
 
 const NS = "del";
+const FAST = "csi-hostpath-fast";
 const ARGS = ["--retry-interval-start=200ms", "--retry-interval-max=1s", "-v=4"];
 
 async function boundClaim(
@@ -31,7 +33,7 @@ async function boundClaim(
     namespace: NS,
     body: selectedClaim(name, {
       node: options.node,
-      storageClass: options.storageClass ?? "test-fast",
+      storageClass: options.storageClass ?? FAST,
       driverName: cluster.driverName,
     }),
   });
@@ -67,7 +69,7 @@ async function deleteClaimAndWaitGone(
 }
 
 const volumeIds = async (cluster: RunningCluster, node: string) =>
-  (await cluster.node(node).control.volumes()).map((volume) => volume.id);
+  (await cluster.node(node).volumes()).map((volume) => volume.id);
 
 Deno.test("the agent deletes the released volumes of its node, on a real control plane", async (t) => {
   await using cluster = await startCluster({
@@ -76,7 +78,8 @@ Deno.test("the agent deletes the released volumes of its node, on a real control
     attachRequired: true,
     driverOptions: {
       capacity: { fast: "50Gi" },
-      controllerCapabilities: ["CREATE_DELETE_VOLUME", "GET_CAPACITY", "PUBLISH_UNPUBLISH_VOLUME"],
+      recordCalls: true,
+      extraArgs: ["--enable-attach"],
     },
   });
   const { admin } = cluster;
@@ -100,7 +103,7 @@ Deno.test("the agent deletes the released volumes of its node, on a real control
         "the driver no longer has the volume",
       );
       assert.equal(
-        (await cluster.node("node-b").control.calls("DeleteVolume")).length,
+        (await cluster.node("node-b").calls("DeleteVolume")).length,
         0,
         "node-b made no call",
       );
@@ -145,49 +148,24 @@ Deno.test("the agent deletes the released volumes of its node, on a real control
   await step(
     t,
     cluster,
-    "DeleteVolume failing three times, then succeeding: PV gone, VolumeFailedDelete x3",
-    async () => {
-      const { pvName } = await boundClaim(cluster, "flaky", { node: "node-a" });
-      await cluster.node("node-a").control.setFault({
-        method: "DeleteVolume",
-        code: "INTERNAL",
-        message: "disk busy",
-        times: 3,
-      });
-      await deleteClaimAndWaitGone(cluster, "flaky", pvName);
-      const failures = await waitFor(async () => {
-        const events = (await pvEvents(cluster, pvName)).filter((event) =>
-          event.reason === "VolumeFailedDelete"
-        );
-        const count = events.reduce((sum, event) => sum + (event.count ?? 1), 0);
-        return count === 3 ? events : undefined;
-      }, { description: "three VolumeFailedDelete events" });
-      assert.ok(
-        failures.every((event) => event.message === "rpc error: code = Internal desc = disk busy"),
-      );
-    },
-  );
-
-  await step(
-    t,
-    cluster,
-    "an agent killed during DeleteVolume and restarted finishes the job",
+    "an agent killed while DeleteVolume hangs in a frozen driver, restarted, finishes the job",
     async () => {
       const { pvName, volumeId } = await boundClaim(cluster, "interrupted", { node: "node-a" });
       const nodeA = cluster.node("node-a");
-      await nodeA.control.setFault({ method: "DeleteVolume", hang: true });
-      await admin.core.deleteNamespacedPersistentVolumeClaim({
-        namespace: NS,
-        name: "interrupted",
-      });
-      await waitFor(
-        async () => (await nodeA.control.calls("DeleteVolume")).some((call) => call.code === null),
-        {
-          description: "DeleteVolume in flight",
-        },
-      );
-      await nodeA.agent!.kill();
-      await nodeA.control.clearFaults();
+      nodeA.freezeDriver();
+      try {
+        await admin.core.deleteNamespacedPersistentVolumeClaim({
+          namespace: NS,
+          name: "interrupted",
+        });
+        await waitFor(
+          async () => (await nodeA.calls("DeleteVolume")).some((call) => call.code === null),
+          { description: "DeleteVolume in flight" },
+        );
+        await nodeA.agent!.kill();
+      } finally {
+        nodeA.thawDriver();
+      }
       assert.ok(
         await admin.core.readPersistentVolume({ name: pvName }),
         "the PV outlives the killed agent",
@@ -210,7 +188,7 @@ Deno.test("the agent deletes the released volumes of its node, on a real control
     async () => {
       await createClaimAndPod(admin, NS, {
         name: "attached",
-        storageClass: "test-fast",
+        storageClass: FAST,
         size: "1Gi",
         node: "node-a",
       });
@@ -224,7 +202,7 @@ Deno.test("the agent deletes the released volumes of its node, on a real control
       // The external-attacher, absent here, would hold this finalizer until the volume is detached.
       await admin.storage.patchVolumeAttachment({
         name: vaName,
-        body: { metadata: { finalizers: ["external-attacher/test-csi-k8s-io"] } },
+        body: { metadata: { finalizers: ["external-attacher/hostpath-csi-k8s-io"] } },
       }, mergePatch);
       await forceDeletePod(admin, NS, "attached");
       await admin.core.deleteNamespacedPersistentVolumeClaim({ namespace: NS, name: "attached" });
@@ -284,12 +262,52 @@ Deno.test("the agent deletes the released volumes of its node, on a real control
       const pv = await admin.core.readPersistentVolume({ name: "no-affinity" });
       assert.equal(pv.status?.phase, "Released");
       for (const node of cluster.nodes) {
-        const calls = await node.control.calls("DeleteVolume");
+        const calls = await node.calls("DeleteVolume");
         const tried = calls.some((call) =>
           (call.request as { volume_id?: string }).volume_id === "made-by-hand"
         );
         assert.ok(!tried, `${node.name} tried to delete it`);
       }
+    },
+  );
+});
+
+// The test driver: failing exactly three times, then succeeding, is fault injection.
+Deno.test("the agent retries a failing DeleteVolume with an event per failure", async (t) => {
+  await using cluster = await startCluster({
+    nodes: ["node-a"],
+    driver: "test",
+    storageCapacity: false,
+    driverOptions: { capacity: { fast: "10Gi" } },
+  });
+  await startOurAgents(cluster, { args: ARGS });
+  await createNamespace(cluster.admin, NS);
+  await step(
+    t,
+    cluster,
+    "DeleteVolume failing three times, then succeeding: PV gone, VolumeFailedDelete x3",
+    async () => {
+      const { pvName } = await boundClaim(cluster, "flaky", {
+        node: "node-a",
+        storageClass: "test-fast",
+      });
+      await cluster.node("node-a").control.setFault({
+        method: "DeleteVolume",
+        code: "INTERNAL",
+        message: "disk busy",
+        times: 3,
+      });
+      await deleteClaimAndWaitGone(cluster, "flaky", pvName);
+      const failures = await waitFor(async () => {
+        const events = (await pvEvents(cluster, pvName)).filter((event) =>
+          event.reason === "VolumeFailedDelete"
+        );
+        const count = events.reduce((sum, event) => sum + (event.count ?? 1), 0);
+        return count === 3 ? events : undefined;
+      }, { description: "three VolumeFailedDelete events" });
+      assert.ok(
+        failures.every((event) => event.message === "rpc error: code = Internal desc = disk busy"),
+      );
     },
   );
 });

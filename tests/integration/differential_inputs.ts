@@ -1,17 +1,18 @@
 /**
- * The inputs of differential_test.ts: one StorageClass with parameters,
- * secrets of several purposes, mount options, reclaim policy and allowed
- * topologies; a VolumeAttributesClass; and claims that must bind (a
- * filesystem with several access modes and the VAC, a raw block volume) or
- * fail (refused before CreateVolume, refused by the driver).
+ * The inputs of differential_test.ts, for the upstream hostpath driver: the
+ * StorageClasses (a default class without parameters, Retain, mountOptions
+ * with secrets of every purpose named by templates and strict allowed
+ * topologies, the fsType parameter, allowed topologies in two terms and
+ * ones no node meets), a VolumeAttributesClass, the Secrets, and the claims
+ * of each round of agent flags (with and without --strict-topology and
+ * --extra-create-metadata).
  */
-import type { V1PersistentVolumeClaimSpec } from "@kubernetes/client-node";
-import { TEST_TOPOLOGY_KEY } from "../cluster/nodes.ts";
+import type { V1PersistentVolumeClaimSpec, V1StorageClass } from "@kubernetes/client-node";
+import { HOSTPATH_TOPOLOGY_KEY } from "../cluster/hostpath.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { createNamespace } from "../cluster/workloads.ts";
 
 export const NAMESPACE = "differential";
-export const DIFFERENTIAL_CLASS = "differential";
 const P = "csi.storage.k8s.io/";
 
 /** A claim both agents get, and whether it is to bind or to fail. */
@@ -19,45 +20,171 @@ export interface ClaimInput {
   name: string;
   size: string;
   spec: Partial<V1PersistentVolumeClaimSpec>;
+  /** Left out: the claim names no class, and the API server gives it the default class. */
   storageClass?: string;
+  annotations?: Record<string, string>;
   outcome: "bound" | "failed";
 }
 
-export const CLAIMS: readonly ClaimInput[] = [
+/** One set of agent flags, and the claims provisioned with it by each agent in turn. */
+export interface Round {
+  name: string;
+  args: string[];
+  claims: readonly ClaimInput[];
+}
+
+const COMMON_ARGS = ["--feature-gates=Topology=true", "--default-fstype=ext4", "-v=5"];
+
+const topology = (...nodes: string[]) => ({
+  matchLabelExpressions: [{ key: HOSTPATH_TOPOLOGY_KEY, values: nodes }],
+});
+
+const CLASSES: V1StorageClass[] = [
   {
-    name: "data",
-    size: "1G",
-    spec: {
-      accessModes: ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"],
-      volumeAttributesClassName: "gold",
+    metadata: {
+      name: "default-class",
+      annotations: { "storageclass.kubernetes.io/is-default-class": "true" },
     },
-    outcome: "bound",
+    provisioner: "",
   },
   {
-    name: "raw",
-    size: "96Mi",
-    spec: { accessModes: ["ReadWriteOncePod"], volumeMode: "Block" },
-    outcome: "bound",
+    metadata: { name: "retain" },
+    provisioner: "",
+    parameters: { kind: "fast" },
+    reclaimPolicy: "Retain",
   },
-  // Refused before CreateVolume, and refused by the driver (InvalidArgument): same Events.
+  { metadata: { name: "plain" }, provisioner: "", parameters: { kind: "fast" } },
   {
-    name: "selector",
-    size: "1Gi",
-    spec: { selector: { matchLabels: { a: "b" } } },
-    outcome: "failed",
+    metadata: { name: "xfs" },
+    provisioner: "",
+    parameters: { kind: "fast", [`${P}fstype`]: "xfs" },
   },
-  { name: "gold-pool", size: "1Gi", spec: {}, storageClass: "no-gold-pool", outcome: "failed" },
+  {
+    metadata: { name: "secrets" },
+    provisioner: "",
+    parameters: {
+      kind: "fast",
+      tier: "gold",
+      [`${P}provisioner-secret-name`]: "creds-${pvc.name}",
+      [`${P}provisioner-secret-namespace`]: "${pvc.namespace}",
+      [`${P}node-stage-secret-name`]: "stage-${pv.name}",
+      [`${P}node-stage-secret-namespace`]: "${pvc.namespace}",
+      [`${P}node-publish-secret-name`]: "publish-${pvc.annotations['team']}",
+      [`${P}node-publish-secret-namespace`]: "${pvc.namespace}",
+      [`${P}controller-expand-secret-name`]: "expand-${pvc.name}",
+      [`${P}controller-expand-secret-namespace`]: NAMESPACE,
+      [`${P}controller-modify-secret-name`]: "modify",
+      [`${P}controller-modify-secret-namespace`]: NAMESPACE,
+    },
+    mountOptions: ["noatime", "nodiratime"],
+    reclaimPolicy: "Delete",
+    allowVolumeExpansion: true,
+    allowedTopologies: [topology("node-a", "node-x")],
+  },
+  {
+    metadata: { name: "two-terms" },
+    provisioner: "",
+    parameters: { kind: "fast" },
+    // node-0 sorts first: non-strict, the preferred list is rotated to start at node-a.
+    allowedTopologies: [topology("node-b"), topology("node-a"), topology("node-0")],
+  },
+  {
+    metadata: { name: "elsewhere" },
+    provisioner: "",
+    parameters: { kind: "fast" },
+    allowedTopologies: [topology("node-x")],
+  },
+  // A pool the driver does not have: hostpath answers ResourceExhausted.
+  { metadata: { name: "gold-pool" }, provisioner: "", parameters: { kind: "gold" } },
 ];
 
-/** Namespace, Secrets, VolumeAttributesClass and the StorageClass both agents provision from. */
+const TEAM = { team: "blue" };
+
+const DEFAULT_CLASS: ClaimInput = { name: "default", size: "1Gi", spec: {}, outcome: "bound" };
+const SECRETS: ClaimInput = {
+  name: "data",
+  size: "1G",
+  storageClass: "secrets",
+  annotations: TEAM,
+  spec: {
+    accessModes: ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"],
+    volumeAttributesClassName: "gold",
+  },
+  outcome: "bound",
+};
+const TWO_TERMS: ClaimInput = {
+  name: "two-terms",
+  size: "100Mi",
+  storageClass: "two-terms",
+  spec: {},
+  outcome: "bound",
+};
+const ELSEWHERE: ClaimInput = {
+  name: "elsewhere",
+  size: "100Mi",
+  storageClass: "elsewhere",
+  spec: {},
+  outcome: "failed",
+};
+
+export const ROUNDS: readonly Round[] = [
+  {
+    name: "--strict-topology --extra-create-metadata",
+    args: ["--strict-topology", "--extra-create-metadata", ...COMMON_ARGS],
+    claims: [
+      DEFAULT_CLASS,
+      { name: "kept", size: "200Mi", storageClass: "retain", spec: {}, outcome: "bound" },
+      SECRETS,
+      { name: "xfs", size: "300Mi", storageClass: "xfs", spec: {}, outcome: "bound" },
+      {
+        name: "block",
+        size: "96Mi",
+        storageClass: "plain",
+        spec: { volumeMode: "Block" },
+        outcome: "bound",
+      },
+      {
+        name: "rwop",
+        size: "64Mi",
+        storageClass: "plain",
+        spec: { accessModes: ["ReadWriteOncePod"] },
+        outcome: "bound",
+      },
+      TWO_TERMS,
+      ELSEWHERE,
+      // Refused before CreateVolume, and by the driver (ResourceExhausted): same Events.
+      {
+        name: "selector",
+        size: "1Gi",
+        storageClass: "plain",
+        spec: { selector: { matchLabels: { a: "b" } } },
+        outcome: "failed",
+      },
+      { name: "gold", size: "1Gi", storageClass: "gold-pool", spec: {}, outcome: "failed" },
+    ],
+  },
+  {
+    name: "non-strict topology, no extra metadata",
+    args: COMMON_ARGS,
+    claims: [DEFAULT_CLASS, SECRETS, TWO_TERMS, ELSEWHERE],
+  },
+];
+
+const SECRET_NAMES = [
+  ...new Set(ROUNDS.flatMap((round) => round.claims).map((c) => `creds-${c.name}`)),
+];
+
+/** The provisioner Secrets' password values: they must reach the driver and no log. */
+export const SECRET_VALUES: readonly string[] = SECRET_NAMES.map((name) => `pw-of-${name}`);
+
+/** Namespace, Secrets, VolumeAttributesClass and StorageClasses both agents provision from. */
 export async function createInputs(cluster: RunningCluster): Promise<void> {
   const { admin } = cluster;
   await createNamespace(admin, NAMESPACE);
-  const secrets = [...CLAIMS.map((claim) => `creds-${claim.name}`), "stage", "expand", "modify"];
-  for (const name of secrets) {
+  for (const name of SECRET_NAMES) {
     await admin.core.createNamespacedSecret({
       namespace: NAMESPACE,
-      body: { metadata: { name }, stringData: { user: "admin", password: name } },
+      body: { metadata: { name }, stringData: { user: "admin", password: `pw-of-${name}` } },
     });
   }
   await admin.storage.createVolumeAttributesClass({
@@ -67,40 +194,13 @@ export async function createInputs(cluster: RunningCluster): Promise<void> {
       parameters: { iops: "3000" },
     },
   });
-  await admin.storage.createStorageClass({
-    body: {
-      metadata: { name: "no-gold-pool" },
-      provisioner: cluster.driverName,
-      parameters: { kind: "gold" },
-      volumeBindingMode: "WaitForFirstConsumer",
-    },
-  });
-  await admin.storage.createStorageClass({
-    body: {
-      metadata: { name: DIFFERENTIAL_CLASS },
-      provisioner: cluster.driverName,
-      parameters: {
-        kind: "fast",
-        tier: "gold",
-        [`${P}provisioner-secret-name`]: "creds-${pvc.name}",
-        [`${P}provisioner-secret-namespace`]: "${pvc.namespace}",
-        [`${P}node-stage-secret-name`]: "stage",
-        [`${P}node-stage-secret-namespace`]: NAMESPACE,
-        [`${P}controller-expand-secret-name`]: "expand",
-        [`${P}controller-expand-secret-namespace`]: NAMESPACE,
-        [`${P}controller-modify-secret-name`]: "modify",
-        [`${P}controller-modify-secret-namespace`]: NAMESPACE,
+  for (const storageClass of CLASSES) {
+    await admin.storage.createStorageClass({
+      body: {
+        volumeBindingMode: "WaitForFirstConsumer",
+        ...storageClass,
+        provisioner: cluster.driverName,
       },
-      mountOptions: ["noatime", "nodiratime"],
-      // Delete, not the PV default Retain, so that a PV without the class's policy shows. (With
-      // Retain, upstream takes its finalizer off the bound PV moments later: the delete path's
-      // business, and a race for a snapshot of the PV.)
-      reclaimPolicy: "Delete",
-      allowVolumeExpansion: true,
-      volumeBindingMode: "WaitForFirstConsumer",
-      allowedTopologies: [{
-        matchLabelExpressions: [{ key: TEST_TOPOLOGY_KEY, values: ["node-a", "node-x"] }],
-      }],
-    },
-  });
+    });
+  }
 }

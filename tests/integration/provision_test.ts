@@ -1,12 +1,12 @@
 /**
  * Provisioning on the real control plane (kube-apiserver, the PV controller
  * and the scheduler of kube-controller-manager and kube-scheduler), with the
- * project's test CSI driver on each fake node and one compiled agent per node.
+ * upstream hostpath driver on each fake node (its calls seen through the
+ * recording proxy) and one compiled agent per node.
  */
 import assert from "node:assert/strict";
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { startCluster } from "../cluster/cluster.ts";
-import { TEST_TOPOLOGY_KEY } from "../cluster/nodes.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import {
@@ -17,6 +17,8 @@ import {
   waitForClaimBound,
 } from "../cluster/workloads.ts";
 import { claimEvents, scrape, selectedClaim, startOurAgents, step } from "./support.ts";
+
+const FAST = "csi-hostpath-fast";
 
 const AGENT_ARGS = [
   "--worker-threads=20",
@@ -36,22 +38,25 @@ async function assertNoStrayVolumes(cluster: RunningCluster): Promise<void> {
     .filter((pv) => pv.spec?.csi?.driver === cluster.driverName);
   const handles = new Set(pvs.map((pv) => pv.spec?.csi?.volumeHandle));
   for (const node of cluster.nodes) {
-    for (const volume of await node.control.volumes()) {
+    for (const volume of await node.volumes()) {
       assert.ok(
         handles.has(volume.id),
         `${node.name} holds volume ${volume.name} (${volume.id}) without a PV`,
       );
     }
   }
-  const driverVolumes = (await Promise.all(cluster.nodes.map((node) => node.control.volumes())))
-    .flat();
+  const driverVolumes = (await Promise.all(cluster.nodes.map((node) => node.volumes()))).flat();
   assert.equal(driverVolumes.length, pvs.length, "one driver volume per PV");
 }
 
 Deno.test("the agent provisions claims selected to its node, on a real control plane", async (t) => {
   await using cluster = await startCluster({
     nodes: ["node-a", "node-b", "node-c"],
-    driverOptions: { capacity: { fast: "100Gi" } },
+    // node-a's pool is too small for the 20Gi claim of the ResourceExhausted step.
+    driverOptions: {
+      capacity: (node) => ({ fast: node === "node-a" ? "10Gi" : "100Gi" }),
+      recordCalls: true,
+    },
     // Placement here is by node selector and by ResourceExhausted, not by published capacity.
     storageCapacity: false,
   });
@@ -67,19 +72,19 @@ Deno.test("the agent provisions claims selected to its node, on a real control p
         await createNamespace(admin, "one");
         await createClaimAndPod(admin, "one", {
           name: "data",
-          storageClass: "test-fast",
+          storageClass: FAST,
           size: "1Gi",
           node: "node-b",
         });
         const claim = await waitForClaimBound(admin, { namespace: "one", name: "data" });
         assert.equal(claim.metadata?.annotations?.[SELECTED_NODE], "node-b");
         const pv = await admin.core.readPersistentVolume({ name: claim.spec!.volumeName! });
-        assert.deepEqual(affinityNodes(pv, TEST_TOPOLOGY_KEY), ["node-b"]);
+        assert.deepEqual(affinityNodes(pv, cluster.topologyKey), ["node-b"]);
         assert.equal(pv.spec?.claimRef?.uid, claim.metadata?.uid);
-        assert.equal((await cluster.node("node-b").control.calls("CreateVolume")).length, 1);
+        assert.equal((await cluster.node("node-b").calls("CreateVolume")).length, 1);
         for (const other of ["node-a", "node-c"]) {
           assert.equal(
-            (await cluster.node(other).control.calls("CreateVolume")).length,
+            (await cluster.node(other).calls("CreateVolume")).length,
             0,
             `${other} made a call`,
           );
@@ -99,7 +104,7 @@ Deno.test("the agent provisions claims selected to its node, on a real control p
         const metrics = await scrape(agents.get("node-b")!);
         assert.match(
           metrics,
-          /controller_persistentvolumeclaim_provision_total\{class="test-fast",source=""\} 1/,
+          /controller_persistentvolumeclaim_provision_total\{class="csi-hostpath-fast",source=""\} 1/,
         );
         assert.doesNotMatch(
           await scrape(agents.get("node-a")!),
@@ -113,20 +118,15 @@ Deno.test("the agent provisions claims selected to its node, on a real control p
       cluster,
       "ResourceExhausted on node-a moves the pod to another node",
       async () => {
-        // Only node-a is schedulable at first, and node-a's driver refuses the volume.
+        // Only node-a is schedulable at first, and its driver has no room for 20Gi.
         await setUnschedulable(cluster, { "node-b": true, "node-c": true });
-        await cluster.node("node-a").control.setFault({
-          method: "CreateVolume",
-          code: "RESOURCE_EXHAUSTED",
-          message: "pool fast is full",
-        });
         await createClaimAndPod(admin, "one", {
           name: "moved",
-          storageClass: "test-fast",
-          size: "1Gi",
+          storageClass: FAST,
+          size: "20Gi",
         });
         await waitFor(
-          async () => (await cluster.node("node-a").control.calls("CreateVolume")).length > 0,
+          async () => (await cluster.node("node-a").calls("CreateVolume")).length > 0,
           {
             description: "node-a's driver to refuse the volume",
           },
@@ -141,12 +141,11 @@ Deno.test("the agent provisions claims selected to its node, on a real control p
         }, { description: "the pod bound to node-b" });
         const failures = (await claimEvents(cluster, { namespace: "one", name: "moved" }))
           .filter((event) => event.reason === "ProvisioningFailed");
-        assert.ok(
-          failures.some((event) =>
-            event.message === "rpc error: code = ResourceExhausted desc = pool fast is full"
-          ),
-        );
-        await cluster.node("node-a").control.clearFaults();
+        // The hostpath driver's own words (pkg/hostpath/hostpath.go, createVolume).
+        assert.deepEqual(failures.map((event) => event.message), [
+          "rpc error: code = ResourceExhausted desc = requested capacity 21474836480 exceeds " +
+          'remaining capacity for "fast", 0 out of 10Gi already used',
+        ]);
         await setUnschedulable(cluster, { "node-a": false, "node-c": false });
       },
     );
@@ -164,7 +163,7 @@ Deno.test("the agent provisions claims selected to its node, on a real control p
               namespace: "many",
               body: selectedClaim(`claim-${i}`, {
                 node: nodes[i % 3]!,
-                storageClass: "test-fast",
+                storageClass: FAST,
                 size: "100Mi",
                 driverName: cluster.driverName,
               }),
@@ -187,18 +186,17 @@ Deno.test("the agent provisions claims selected to its node, on a real control p
     await step(
       t,
       cluster,
-      "an agent killed mid-burst and restarted completes every claim, no duplicate, no leak",
+      "an agent killed while its driver is frozen mid-burst: every claim completes, no leak",
       async () => {
         await createNamespace(admin, "burst");
         const nodeA = cluster.node("node-a");
-        await nodeA.control.setFault({ method: "CreateVolume", latencyMs: 150 });
         await Promise.all(
           Array.from({ length: 60 }, (_, i) =>
             admin.core.createNamespacedPersistentVolumeClaim({
               namespace: "burst",
               body: selectedClaim(`claim-${i}`, {
                 node: "node-a",
-                storageClass: "test-fast",
+                storageClass: FAST,
                 size: "50Mi",
                 driverName: cluster.driverName,
               }),
@@ -211,12 +209,24 @@ Deno.test("the agent provisions claims selected to its node, on a real control p
           {
             description: "the burst under way",
             timeoutMs: 60_000,
-            intervalMs: 100,
+            intervalMs: 50,
           },
         );
-        const status = await nodeA.agent!.kill();
-        assert.equal(status.signal, "SIGKILL");
-        await nodeA.control.clearFaults();
+        // The driver stops answering (SIGSTOP) with calls in flight; the agent dies meanwhile.
+        nodeA.freezeDriver();
+        try {
+          await waitFor(
+            async () =>
+              (await nodeA.calls("CreateVolume")).some((call) =>
+                call.code === null && Date.parse(call.time) < Date.now() - 200
+              ),
+            { description: "a CreateVolume hanging in the frozen driver" },
+          );
+          const status = await nodeA.agent!.kill();
+          assert.equal(status.signal, "SIGKILL");
+        } finally {
+          nodeA.thawDriver();
+        }
         await nodeA.agent!.restart();
         await waitFor(
           async () =>

@@ -120,23 +120,7 @@ export async function scrape(url: string): Promise<string> {
   return await response.text();
 }
 
-/** A test step that prints the tail of every log of the cluster when it fails. */
-export async function step(
-  t: Deno.TestContext,
-  cluster: RunningCluster,
-  name: string,
-  body: () => Promise<void>,
-): Promise<void> {
-  const passed = await t.step(name, async () => {
-    try {
-      await body();
-    } catch (error) {
-      console.error(await cluster.tailLogs(30));
-      throw error;
-    }
-  });
-  if (!passed) throw new Error(`step failed: ${name}`);
-}
+export { step } from "../cluster/steps.ts";
 
 /**
  * Events a provisioner of the cluster's driver wrote on the claim, ours or
@@ -154,14 +138,17 @@ export async function agentEvents(
   });
 }
 
-type DriverCall = import("../csi_driver/types.ts").CallRecord;
+type DriverCall = import("../cluster/cluster_node.ts").DriverCall;
 
-/** The CreateVolume calls a node's driver got for the claim (volume name `pvc-<uid>`). */
+/**
+ * The CreateVolume calls a node's driver got for the claim (volume name
+ * `pvc-<uid>`): the test driver's own record, or the recording proxy's.
+ */
 export async function createVolumeCallsFor(
-  node: { control: { calls(method?: "CreateVolume"): Promise<DriverCall[]> } },
+  node: { calls(method?: string): Promise<DriverCall[]> },
   claimUid: string,
 ): Promise<DriverCall[]> {
-  const calls = await node.control.calls("CreateVolume");
+  const calls = await node.calls("CreateVolume");
   return calls.filter((call) => (call.request as { name?: string }).name === `pvc-${claimUid}`);
 }
 
