@@ -1,12 +1,14 @@
 /**
- * Loads the CSI schema from the text embedded in proto/csi_proto.ts into
- * gRPC service definitions, without touching the file system, so that the
- * same code works under Deno, Bun and inside the compiled binary.
+ * The CSI schema as gRPC service definitions. proto/csi.proto is upstream's
+ * file as published; `deno task proto:embed` parses it once into a protobufjs
+ * JSON descriptor (proto/csi_proto.ts), so that start-up loads that JSON
+ * instead of parsing the proto text (faster, and the binary reads nothing
+ * from disk). The same code works under Deno, Bun and in the compiled binary.
  */
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import protobuf from "protobufjs";
-import { CSI_PROTO } from "../../proto/csi_proto.ts";
+import type protobuf from "protobufjs";
+import { CSI_DESCRIPTOR } from "../../proto/csi_proto.ts";
 
 /** The three CSI services, as grpc-js client constructors with their service definitions. */
 export interface CsiServices {
@@ -28,17 +30,9 @@ const LOADER_OPTIONS: protoLoader.Options = {
   oneofs: true,
 };
 
-/** Builds the CSI gRPC services from the embedded schema. */
-export function loadCsiServices(): CsiServices {
-  const root = new protobuf.Root();
-  const wrappers = protobuf.common.get("google/protobuf/wrappers.proto");
-  if (wrappers?.nested === undefined) {
-    throw new Error("protobufjs does not carry google/protobuf/wrappers.proto");
-  }
-  root.addJSON(wrappers.nested);
-  protobuf.parse(CSI_PROTO, root, { keepCase: true });
-  root.resolveAll();
-  const definition = protoLoader.fromJSON(root.toJSON(), LOADER_OPTIONS);
+/** Builds the CSI gRPC services from the embedded descriptor (or another one, for tests). */
+export function loadCsiServices(descriptor: protobuf.INamespace = CSI_DESCRIPTOR): CsiServices {
+  const definition = protoLoader.fromJSON(descriptor, LOADER_OPTIONS);
   const loaded = grpc.loadPackageDefinition(definition);
   const v1 = (loaded["csi"] as grpc.GrpcObject | undefined)?.["v1"] as grpc.GrpcObject | undefined;
   const service = (name: string): grpc.ServiceClientConstructor => {
