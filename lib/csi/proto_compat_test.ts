@@ -1,20 +1,48 @@
 /**
  * The switch from the hand-written subset (proto/testdata/csi_subset.proto)
- * to upstream's full csi.proto changed nothing the agent sends or reads:
- * every request it builds encodes to the same bytes, and every response
- * decodes to the same values in every field the subset had.
+ * loaded through @grpc/proto-loader to upstream's full csi.proto loaded by
+ * lib/csi/proto.ts changed nothing the agent sends or reads: every request
+ * it builds encodes to the same bytes, and every response decodes to the
+ * same values in every field the subset had.
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import type { ServiceClientConstructor } from "@grpc/grpc-js";
-import { describeCsiProto } from "../../proto/describe.ts";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import protobuf from "protobufjs";
 import { type CsiServices, loadCsiServices } from "./proto.ts";
 
-const subset = loadCsiServices(
-  describeCsiProto(
-    readFileSync(new URL("../../proto/testdata/csi_subset.proto", import.meta.url), "utf8"),
-  ),
-);
+type ServiceClientConstructor = grpc.ServiceClientConstructor;
+
+/** The agent's CSI services before the switch: the subset, through proto-loader, as then. */
+function subsetServices(): CsiServices {
+  const root = new protobuf.Root();
+  const wrappers = protobuf.common.get("google/protobuf/wrappers.proto")?.nested;
+  if (wrappers === undefined) throw new Error("protobufjs lacks wrappers.proto");
+  root.addJSON(wrappers);
+  const text = readFileSync(
+    new URL("../../proto/testdata/csi_subset.proto", import.meta.url),
+    "utf8",
+  );
+  protobuf.parse(text, root, { keepCase: true });
+  root.resolveAll();
+  const definition = protoLoader.fromJSON(root.toJSON(), {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const v1 = (grpc.loadPackageDefinition(definition)["csi"] as grpc.GrpcObject)["v1"];
+  const service = (name: string) => (v1 as grpc.GrpcObject)[name] as ServiceClientConstructor;
+  return {
+    Identity: service("Identity"),
+    Controller: service("Controller"),
+    Node: service("Node"),
+  };
+}
+
+const subset = subsetServices();
 const full = loadCsiServices();
 
 type Service = keyof CsiServices;
