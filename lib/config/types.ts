@@ -53,6 +53,8 @@ export interface Config {
 
   // Logging (§1.3)
   verbosity: number;
+  /** "text" or "json" once validated. */
+  loggingFormat: string;
 
   // Environment (§1.4)
   nodeName: string;
