@@ -115,6 +115,7 @@ async function provisionAndDelete(
   cluster: RunningCluster,
   options: { kind: "upstream" | "ours"; args: string[]; claim: string; storageClass: string },
 ): Promise<AgentRun> {
+  // Every start on a node appends to one file: remember where this start begins.
   const logFile = `${cluster.dir}/logs/agent-node-a.log`;
   const offset = await Deno.stat(logFile).then((stat) => stat.size, () => 0);
   const started = Date.now();
@@ -124,6 +125,7 @@ async function provisionAndDelete(
     rbac: "cluster-admin",
     args: [...options.args, `--http-endpoint=127.0.0.1:${port}`],
   });
+  assert.equal(agent.logFile, logFile, "the harness's log file of the node's agent");
   if (options.kind === "ours") await waitForReady(`http://127.0.0.1:${port}`);
   const ref = { namespace: NAMESPACE, name: options.claim };
   const { core } = cluster.admin;
