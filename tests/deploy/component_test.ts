@@ -9,7 +9,7 @@
  * server-side dry run on a real API server.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { ensureClusterBinaries } from "../cluster/build.ts";
@@ -146,6 +146,14 @@ async function renderHelmRecipe(helm: string, upstreamYaml: string): Promise<K8s
   }
 }
 
+/** The binary deploy/Dockerfile's image starts (its ENTRYPOINT). */
+function imageEntrypoint(): string {
+  const dockerfile = readFileSync(join(DEPLOY_DIR, "Dockerfile"), "utf8");
+  const entrypoint = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile);
+  ok(entrypoint, "deploy/Dockerfile has an ENTRYPOINT in exec form");
+  return (JSON.parse(entrypoint[1]!) as string[])[0]!;
+}
+
 /** What the swap must leave as upstream had it, and what it must add. */
 function checkSwappedDaemonSet(rendered: K8sObject, upstream: K8sObject): void {
   const before = container(upstream, "csi-provisioner");
@@ -163,7 +171,7 @@ function checkSwappedDaemonSet(rendered: K8sObject, upstream: K8sObject): void {
   strictEqual(podSpec(rendered).serviceAccountName, "csi-provisioner");
   // The agent's parser takes the command line; the probes reach its HTTP endpoint.
   const [entrypoint, ...flags] = [...(after.command ?? []), ...(after.args ?? [])];
-  strictEqual(entrypoint, "/usr/local/bin/csi-node-provisioner");
+  strictEqual(entrypoint, imageEntrypoint(), "the command starts with the image's ENTRYPOINT");
   const parsed = parseAgentArgs(flags);
   ok(parsed.kind === "run", JSON.stringify(parsed));
   strictEqual(parsed.config.csiAddress, "/csi/csi.sock");
