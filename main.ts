@@ -68,7 +68,11 @@ interface Agent {
 }
 
 async function runAgent(config: Config, env: Record<string, string | undefined>): Promise<number> {
-  const logger = createLogger({ verbosity: config.verbosity, base: { node: config.nodeName } });
+  const logger = createLogger({
+    verbosity: config.verbosity,
+    format: config.loggingFormat === "json" ? "json" : "text",
+    base: { node: config.nodeName },
+  });
   const agent = assemble(config, logger);
   const { life, connection } = agent;
   const untrap = life.trapSignals();

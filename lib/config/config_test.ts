@@ -74,6 +74,14 @@ Deno.test("parseConfig() accepts every Go flag spelling", () => {
   strictEqual(run(parseConfig([...BASE, "-v", "4"], NODE_ENV)).verbosity, 4);
 });
 
+Deno.test("--logging-format is text by default, json on request, and nothing else", () => {
+  strictEqual(run(parseConfig(BASE, NODE_ENV)).loggingFormat, "text");
+  strictEqual(run(parseConfig([...BASE, "--logging-format=json"], NODE_ENV)).loggingFormat, "json");
+  deepStrictEqual(problems(parseConfig([...BASE, "--logging-format=logfmt"], NODE_ENV)), [
+    '--logging-format must be "text" or "json", got "logfmt"',
+  ]);
+});
+
 Deno.test("parseConfig() takes the last value of a repeated flag", () => {
   strictEqual(
     run(parseConfig([...BASE, "--timeout=5s", "--timeout=7s"], NODE_ENV)).timeoutMs,

@@ -54,6 +54,8 @@ export interface Config {
 
   // Logging (klog)
   verbosity: number;
+  /** "text" or "json" once validated. */
+  loggingFormat: string;
 
   // Environment
   nodeName: string;

@@ -73,6 +73,10 @@ const CHECKS: Check[] = [
   (c) => positive("--kube-api-capacity-burst", c.kubeApiCapacityBurst),
   (c) => c.verbosity < 0 ? `-v must not be negative, got ${c.verbosity}` : undefined,
   (c) =>
+    c.loggingFormat === "text" || c.loggingFormat === "json"
+      ? undefined
+      : `--logging-format must be "text" or "json", got ${JSON.stringify(c.loggingFormat)}`,
+  (c) =>
     c.metricsPath.startsWith("/")
       ? undefined
       : `--metrics-path must start with "/", got ${JSON.stringify(c.metricsPath)}`,

@@ -32,7 +32,8 @@ export function createCsiServer(deps: CallDeps): grpc.Server {
   const server = new grpc.Server();
   for (const ctor of [services.Identity, services.Controller, services.Node]) {
     const implementation: grpc.UntypedServiceImplementation = {};
-    for (const method of Object.keys(ctor.service)) {
+    // Methods without a handler are left to grpc-js, which answers Unimplemented.
+    for (const method of Object.keys(ctor.service).filter((name) => name in deps.handlers)) {
       implementation[method] = (call: UnaryCall, callback: grpc.sendUnaryData<unknown>) => {
         void runCall(method as CsiMethod, call, { deps, callback });
       };

@@ -6,8 +6,11 @@
  * end-to-end test and the demo.
  */
 
+import { ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { AgentHandle } from "../cluster/agents.ts";
+import type { ClusterBinaries } from "../cluster/build.ts";
+import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { agentContainer, type K8sObject, run, theObject } from "./render.ts";
@@ -28,6 +31,29 @@ export async function applyObjects(
     "-f",
     "-",
   ], { stdin: list });
+}
+
+/** A control plane alone (no nodes, no driver, no classes): for server-side dry runs. */
+export function startValidationCluster(binaries: ClusterBinaries): Promise<RunningCluster> {
+  return startCluster({
+    binaries,
+    nodes: [],
+    driver: "none",
+    storageClasses: false,
+    log: () => {},
+  });
+}
+
+/**
+ * A server-side dry run of the objects, which validates every field, the
+ * admission plugins and RBAC's escalation checks: fails unless the API
+ * server accepted every one.
+ */
+export async function dryRunAccepted(cluster: RunningCluster, objects: K8sObject[]): Promise<void> {
+  const output = await applyObjects(cluster, objects, { dryRun: true });
+  ok(output.includes("(server dry run)"), output);
+  const lines = output.trim().split("\n");
+  ok(lines.length === objects.length, `${lines.length} of ${objects.length} objects:\n${output}`);
 }
 
 /** The ServiceAccount of deploy/'s DaemonSet, as tests/cluster's identity() takes it. */

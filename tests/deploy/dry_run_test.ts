@@ -6,12 +6,10 @@
  * accounts) and RBAC's escalation checks, without creating anything.
  */
 
-import { ok } from "node:assert/strict";
 import { ensureClusterBinaries } from "../cluster/build.ts";
-import { startCluster } from "../cluster/cluster.ts";
 import { ensureHelm } from "../cluster/helm_build.ts";
-import { applyObjects } from "./apply.ts";
-import { type K8sObject, renderHelm, renderKustomize, theObject } from "./render.ts";
+import { applyObjects, dryRunAccepted, startValidationCluster } from "./apply.ts";
+import { renderHelm, renderKustomize, theObject } from "./render.ts";
 
 const VALUE_SETS: string[][] = [
   [],
@@ -23,23 +21,11 @@ Deno.test("the API server accepts every rendered object (server-side dry run)", 
   const binaries = await ensureClusterBinaries();
   const helm = await ensureHelm();
   const base = (await renderKustomize(binaries.kubectl)).objects;
-  await using cluster = await startCluster({
-    binaries,
-    nodes: [],
-    driver: "none",
-    storageClasses: false,
-    log: () => {},
-  });
+  await using cluster = await startValidationCluster(binaries);
   // Namespaced objects need their namespace to exist, even in a dry run.
   await applyObjects(cluster, [theObject(base, "Namespace")]);
-  const applied = async (objects: K8sObject[]) => {
-    const output = await applyObjects(cluster, objects, { dryRun: true });
-    ok(output.includes("(server dry run)"), output);
-    const lines = output.trim().split("\n");
-    ok(lines.length === objects.length, `${lines.length} of ${objects.length} objects:\n${output}`);
-  };
-  await applied(base);
+  await dryRunAccepted(cluster, base);
   for (const set of VALUE_SETS) {
-    await applied((await renderHelm(helm, { set })).objects);
+    await dryRunAccepted(cluster, (await renderHelm(helm, { set })).objects);
   }
 });

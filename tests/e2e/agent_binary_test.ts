@@ -111,7 +111,8 @@ Deno.test("the compiled binary against a real driver process and a real API serv
           ok(metrics.includes(series), `no ${series} in:\n${metrics}`);
         }
         ok(metrics.includes("process_resident_memory_bytes"), "process metrics are exported");
-        ok(running.log().includes('"msg":"Connected to CSI driver'), running.log());
+        // klog's text format, the default: the message is quoted after the header.
+        ok(running.log().includes('] "Connected to CSI driver'), running.log());
       } finally {
         await cleanUp(running);
       }
@@ -154,7 +155,7 @@ Deno.test("the compiled binary against a real driver process and a real API serv
       ok(performance.now() - started >= 1400, "the agent waited for the Probe in flight");
       const probes = await running.driver.control.calls("Probe");
       strictEqual(probes.at(-1)?.code, 0, "the Probe in flight completed with OK");
-      ok(running.log().includes('"msg":"Stopped"'), running.log());
+      ok(running.log().includes('] "Stopped"'), running.log());
       await health;
     } finally {
       await cleanUp(running);
