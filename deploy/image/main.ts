@@ -27,7 +27,7 @@ import {
   QEMU_AARCH64,
 } from "./debian_packages.ts";
 import { buildImageArchive, ENTRYPOINT, IMAGE_USER, type StagedPlatform } from "./image.ts";
-import { LINUX_ARM64, LINUX_X64, type Platform, PLATFORMS } from "./platforms.ts";
+import { hostPlatform, LINUX_ARM64, LINUX_X64, type Platform, PLATFORMS } from "./platforms.ts";
 import { imageLayout, type LayoutEntry, stageRootfs } from "./rootfs.ts";
 
 export interface ImageBuild {
@@ -94,6 +94,30 @@ async function compileOrSkip(platform: Platform, log: (line: string) => void): P
   }
 }
 
+/** The commit a compiled binary reports (`--version`), run under qemu-user for another platform. */
+export async function binaryCommit(platform: Platform, root = REPO_ROOT): Promise<string> {
+  const binary = join(root, platform.binary);
+  const output = platform === hostPlatform()
+    ? await runCommand(binary, ["--version"])
+    : await runCommand(platform.qemu, ["-L", platform.crossSysroot, binary, "--version"]);
+  const commit = output.match(/\(commit (\S+)\)/)?.[1];
+  if (commit === undefined) {
+    throw new Error(`${platform.binary} --version names no commit: ${output}`);
+  }
+  return commit;
+}
+
+/** The image's revision label must be what its binaries report. */
+async function checkBinaryCommit(platform: Platform, commit: string): Promise<void> {
+  const compiled = await binaryCommit(platform);
+  if (compiled !== commit) {
+    throw new Error(
+      `${platform.binary} was compiled from commit ${compiled}, the work tree is at ${commit}: ` +
+        `run deno task compile --platform=${platform.arch}`,
+    );
+  }
+}
+
 /** Builds the image archive, or reuses it when its inputs are unchanged. */
 export async function ensureImage(options: EnsureImageOptions = {}): Promise<ImageBuild> {
   const log = options.log ?? ((line: string) => console.error(line));
@@ -108,6 +132,7 @@ export async function ensureImage(options: EnsureImageOptions = {}): Promise<Ima
   if (!platforms.includes(LINUX_X64)) {
     throw new Error(`no ${LINUX_X64.binary}: run deno task compile`);
   }
+  for (const platform of platforms) await checkBinaryCommit(platform, info.commit);
   const layouts = await Promise.all(
     platforms.map((platform) => imageLayout(join(REPO_ROOT, platform.binary))),
   );
