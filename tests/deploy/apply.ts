@@ -126,7 +126,9 @@ export async function waitAgentReady(
   if (outcome === "exited") {
     const log = await Deno.readTextFile(options.agent.logFile).catch(() => "");
     throw new Error(
-      `the agent ${options.agent.node ? `on ${options.agent.node}` : options.agent.name} exited:\n${log.split("\n").slice(-20).join("\n")}`,
+      `the agent ${options.agent.node ? `on ${options.agent.node}` : options.agent.name} exited:\n${
+        log.split("\n").slice(-20).join("\n")
+      }`,
     );
   }
 }
