@@ -2,9 +2,9 @@
  * `deno task compile`: the agent as one executable per platform, with
  * `bun build --compile`. The commit is compiled in (`--version` prints it).
  *
- *   deno task compile                  dist/csi-node-provisioner (linux/amd64)
- *   deno task compile --platform=arm64 dist/csi-node-provisioner-linux-arm64
- *   deno task compile --platform=all   both
+ *   deno task compile                  dist/csi-node-provisioner (this machine's platform)
+ *   deno task compile --platform=arm64 dist/csi-node-provisioner-linux-arm64 on an x64 machine
+ *   deno task compile --platform=all   linux/amd64 and linux/arm64
  */
 
 import { parseArgs } from "node:util";
@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { REPO_ROOT } from "./build_info.ts";
 import { currentCommit } from "./build_info.ts";
 import { runCommand } from "./command.ts";
-import { LINUX_X64, type Platform, PLATFORMS } from "./platforms.ts";
+import { binaryPath, hostPlatform, type Platform, PLATFORMS } from "./platforms.ts";
 
 /**
  * The flags of every build. --bytecode adds 6.5 MiB but halves the time to
@@ -33,7 +33,7 @@ export function bunBuildArgs(platform: Platform, options: { commit: string }): s
     `--define=CSI_NODE_PROVISIONER_COMMIT=${JSON.stringify(options.commit)}`,
     "main.ts",
     "--outfile",
-    platform.binary,
+    binaryPath(platform),
   ];
 }
 
@@ -53,7 +53,7 @@ export async function compileAgent(
         `(Bun fetches another platform's runtime from the npm registry as @oven/bun-*)`,
     );
   });
-  return join(root, platform.binary);
+  return join(root, binaryPath(platform));
 }
 
 export function platformsNamed(name: string): Platform[] {
@@ -68,7 +68,7 @@ export function platformsNamed(name: string): Platform[] {
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
-    options: { platform: { type: "string", default: LINUX_X64.arch } },
+    options: { platform: { type: "string", default: hostPlatform().arch } },
   });
   for (const platform of platformsNamed(values.platform!)) await compileAgent(platform);
 }

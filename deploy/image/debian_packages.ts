@@ -5,7 +5,9 @@
  * clean machine gets them on first use, with one line saying so.
  */
 
+import { basename, join } from "node:path";
 import { onPath, runCommand } from "./command.ts";
+import type { Platform } from "./platforms.ts";
 
 export interface DebianTool {
   /** A command, or an absolute path, that the package provides. */
@@ -15,13 +17,23 @@ export interface DebianTool {
 }
 
 export const BUILDAH: DebianTool = { provides: "buildah", package: "buildah" };
-export const QEMU_AARCH64: DebianTool = { provides: "qemu-aarch64", package: "qemu-user" };
-export const QEMU_X86_64: DebianTool = { provides: "qemu-x86_64", package: "qemu-user" };
-/** The arm64 C library (for running arm64 binaries under qemu, and the arm64 image's libraries). */
-export const ARM64_LIBC: DebianTool = {
-  provides: "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1",
-  package: "libc6-arm64-cross",
-};
+/** chroot, capabilities and no_new_privs in one step (tests/image). */
+export const CAPSH: DebianTool = { provides: "capsh", package: "libcap2-bin" };
+
+/**
+ * What running another platform's binary takes here: its qemu-user
+ * emulator and Debian's cross C library for it (whose files are also that
+ * platform's image's libraries).
+ */
+export function crossTools(platform: Platform): DebianTool[] {
+  return [
+    { provides: platform.qemu, package: "qemu-user" },
+    {
+      provides: join(platform.crossSysroot, "lib", basename(platform.interpreter)),
+      package: platform.crossLibcPackage,
+    },
+  ];
+}
 
 function present(tool: DebianTool): boolean {
   if (tool.provides.startsWith("/")) {

@@ -19,15 +19,9 @@ import { type BuildInfo, imageLabels, readBuildInfo, REPO_ROOT } from "./build_i
 import { temporaryBuildah } from "./buildah.ts";
 import { runCommand } from "./command.ts";
 import { compileAgent } from "./compile.ts";
-import {
-  ARM64_LIBC,
-  BUILDAH,
-  type DebianTool,
-  ensureDebianTools,
-  QEMU_AARCH64,
-} from "./debian_packages.ts";
+import { BUILDAH, crossTools, type DebianTool, ensureDebianTools } from "./debian_packages.ts";
 import { buildImageArchive, ENTRYPOINT, IMAGE_USER, type StagedPlatform } from "./image.ts";
-import { hostPlatform, LINUX_ARM64, LINUX_X64, type Platform, PLATFORMS } from "./platforms.ts";
+import { binaryPath, hostPlatform, type Platform, PLATFORMS } from "./platforms.ts";
 import { imageLayout, type LayoutEntry, stageRootfs } from "./rootfs.ts";
 
 export interface ImageBuild {
@@ -48,9 +42,14 @@ export interface EnsureImageOptions {
   env?: Record<string, string | undefined>;
 }
 
-/** The Debian packages the build needs: buildah, and for arm64's libraries qemu-user and its C library. */
+/**
+ * The Debian packages the build needs: buildah, and for each other platform
+ * qemu-user and that platform's C library (its loader lists the binary's
+ * libraries, and the image takes them from there).
+ */
 export function toolsFor(platforms: readonly Platform[]): DebianTool[] {
-  return platforms.includes(LINUX_ARM64) ? [BUILDAH, QEMU_AARCH64, ARM64_LIBC] : [BUILDAH];
+  const others = platforms.filter((platform) => platform !== hostPlatform());
+  return [BUILDAH, ...others.flatMap(crossTools)];
 }
 
 export function archivePath(version: string, root = REPO_ROOT): string {
@@ -96,13 +95,13 @@ async function compileOrSkip(platform: Platform, log: (line: string) => void): P
 
 /** The commit a compiled binary reports (`--version`), run under qemu-user for another platform. */
 export async function binaryCommit(platform: Platform, root = REPO_ROOT): Promise<string> {
-  const binary = join(root, platform.binary);
+  const binary = join(root, binaryPath(platform));
   const output = platform === hostPlatform()
     ? await runCommand(binary, ["--version"])
     : await runCommand(platform.qemu, ["-L", platform.crossSysroot, binary, "--version"]);
   const commit = output.match(/\(commit (\S+)\)/)?.[1];
   if (commit === undefined) {
-    throw new Error(`${platform.binary} --version names no commit: ${output}`);
+    throw new Error(`${binaryPath(platform)} --version names no commit: ${output}`);
   }
   return commit;
 }
@@ -112,7 +111,9 @@ async function checkBinaryCommit(platform: Platform, commit: string): Promise<vo
   const compiled = await binaryCommit(platform);
   if (compiled !== commit) {
     throw new Error(
-      `${platform.binary} was compiled from commit ${compiled}, the work tree is at ${commit}: ` +
+      `${
+        binaryPath(platform)
+      } was compiled from commit ${compiled}, the work tree is at ${commit}: ` +
         `run deno task compile --platform=${platform.arch}`,
     );
   }
@@ -127,14 +128,14 @@ export async function ensureImage(options: EnsureImageOptions = {}): Promise<Ima
   const platforms: Platform[] = [];
   for (const platform of PLATFORMS) {
     const built = compile.includes(platform) ? await compileOrSkip(platform, log) : true;
-    if (built && existsSync(join(REPO_ROOT, platform.binary))) platforms.push(platform);
+    if (built && existsSync(join(REPO_ROOT, binaryPath(platform)))) platforms.push(platform);
   }
-  if (!platforms.includes(LINUX_X64)) {
-    throw new Error(`no ${LINUX_X64.binary}: run deno task compile`);
+  if (!platforms.includes(hostPlatform())) {
+    throw new Error(`no ${binaryPath(hostPlatform())}: run deno task compile`);
   }
   for (const platform of platforms) await checkBinaryCommit(platform, info.commit);
   const layouts = await Promise.all(
-    platforms.map((platform) => imageLayout(join(REPO_ROOT, platform.binary))),
+    platforms.map((platform) => imageLayout(join(REPO_ROOT, binaryPath(platform)))),
   );
   const archive = archivePath(info.version);
   const key = await inputsKey(layouts, info);

@@ -63,14 +63,14 @@ export function parseLoaderList(text: string): ResolvedLibrary[] {
  */
 export async function resolveLibraries(
   binary: string,
-  options: { platform: Platform; interpreter: string },
+  options: { platform: Platform },
 ): Promise<{ libraries: ResolvedLibrary[]; sysroot: string }> {
   if (options.platform === hostPlatform()) {
-    const list = await runCommand(options.interpreter, ["--list", binary]);
+    const list = await runCommand(options.platform.interpreter, ["--list", binary]);
     return { libraries: parseLoaderList(list), sysroot: "" };
   }
   const sysroot = options.platform.crossSysroot;
-  const loader = join(sysroot, "lib", basename(options.interpreter));
+  const loader = join(sysroot, "lib", basename(options.platform.interpreter));
   const list = await runCommand(options.platform.qemu, ["-L", sysroot, loader, "--list", binary]);
   return { libraries: parseLoaderList(list), sysroot };
 }
@@ -82,17 +82,15 @@ export async function imageLayout(binary: string): Promise<{
 }> {
   const facts = await elfFactsOfFile(binary);
   const platform = platformOfMachine(facts.machine);
-  if (facts.interpreter === undefined) throw new Error(`${binary} is statically linked`);
-  const { libraries, sysroot } = await resolveLibraries(binary, {
-    platform,
-    interpreter: facts.interpreter,
-  });
+  if (facts.interpreter !== platform.interpreter) {
+    throw new Error(`${binary} names the loader ${facts.interpreter}, not ${platform.interpreter}`);
+  }
+  const { libraries, sysroot } = await resolveLibraries(binary, { platform });
   const files: LayoutEntry[] = [{ path: AGENT_PATH, kind: "file", mode: 0o755, source: binary }];
   for (const library of libraries) {
-    const isLoader = library.name === facts.interpreter || basename(library.name) ===
-        basename(facts.interpreter);
+    const isLoader = basename(library.name) === basename(platform.interpreter);
     const path = isLoader
-      ? facts.interpreter
+      ? platform.interpreter
       : `/lib/${platform.triplet}/${basename(library.name)}`;
     const source = sysroot !== "" && !library.path.startsWith(sysroot)
       ? join(sysroot, library.path)

@@ -14,7 +14,7 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { LINUX_X64 } from "../../deploy/image/platforms.ts";
+import { hostPlatform } from "../../deploy/image/platforms.ts";
 import { ensureClusterBinaries } from "../cluster/build.ts";
 import { startCluster } from "../cluster/cluster.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
@@ -37,7 +37,7 @@ Deno.test("the image's entrypoint, run as deploy/'s DaemonSet runs it, becomes r
   const binaries = await ensureClusterBinaries();
   const { objects } = await renderKustomize(binaries.kubectl);
   const identity = deployedIdentity(objects);
-  await using image = await mountImage(build, LINUX_X64);
+  await using image = await mountImage(build, hostPlatform());
   const cluster = await startCluster({
     binaries,
     nodes: [NODE],

@@ -8,13 +8,13 @@
 
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { LINUX_X64 } from "../../deploy/image/platforms.ts";
+import { hostPlatform } from "../../deploy/image/platforms.ts";
 import { mountImage, testImage } from "./image_fixture.ts";
 import { runEntrypoint } from "./image_agent.ts";
 
 Deno.test("the image's entrypoint runs as the image's user and prints the labelled version and commit", async () => {
   const build = await testImage();
-  await using image = await mountImage(build, LINUX_X64);
+  await using image = await mountImage(build, hostPlatform());
   const run = await runEntrypoint(image, ["--version"]);
   strictEqual(run.code, 0, run.stderr);
   const labels = image.config.Labels;
@@ -27,9 +27,9 @@ Deno.test("the image's entrypoint runs as the image's user and prints the labell
 
 Deno.test("without one of its libraries the image's entrypoint does not start", async () => {
   const build = await testImage();
-  await using image = await mountImage(build, LINUX_X64);
+  await using image = await mountImage(build, hostPlatform());
   // The working container is the image's copy: changing it leaves the image alone.
-  const library = join(image.rootfs, "lib", LINUX_X64.triplet, "libm.so.6");
+  const library = join(image.rootfs, "lib", hostPlatform().triplet, "libm.so.6");
   await Deno.remove(library);
   const run = await runEntrypoint(image, ["--version"]);
   ok(run.code !== 0, `exit ${run.code}`);
