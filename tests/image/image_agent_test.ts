@@ -9,6 +9,9 @@
  * become ready and provision a claim; a library the image lacks, a path the
  * binary expects, or a file it cannot write as that user fails here.
  *
+ * The running agent's /metrics is also where the dashboard and the alerts
+ * of deploy/monitoring/ are checked (tests/monitoring/monitoring_check.ts).
+ *
  * The CSI driver is the cluster's default one, beside the image's agent on
  * the same socket path deploy/ mounts.
  */
@@ -27,12 +30,13 @@ import {
 } from "../deploy/apply.ts";
 import { capacityOf, CLASS, provisionOn, WORKLOADS } from "../deploy/lifecycle_steps.ts";
 import { renderKustomize, theObject } from "../deploy/render.ts";
+import { checkMonitoringMetrics } from "../monitoring/monitoring_check.ts";
 import { mountImage, testImage } from "./image_fixture.ts";
 import { processPrivileges, startImageAgent } from "./image_agent.ts";
 
 const NODE = "node-a";
 
-Deno.test("the image's entrypoint, run as deploy/'s DaemonSet runs it, becomes ready and provisions a claim", async () => {
+Deno.test("the image's entrypoint, run as deploy/'s DaemonSet runs it, becomes ready and provisions a claim", async (t) => {
   const build = await testImage();
   const binaries = await ensureClusterBinaries();
   const { objects } = await renderKustomize(binaries.kubectl);
@@ -66,6 +70,9 @@ Deno.test("the image's entrypoint, run as deploy/'s DaemonSet runs it, becomes r
     ok(capacity.has(NODE), `capacity published for ${NODE}`);
     const pv = await provisionOn(cluster, "from-image", { node: NODE });
     ok(pv.startsWith("pvc-"), pv);
+    await t.step("every metric the dashboard and the alerts name is in its /metrics", async () => {
+      await checkMonitoringMetrics(`${agent.url}/metrics`);
+    });
     strictEqual((await agent.process.stop()).code, 0, "a SIGTERM stops it cleanly");
     deepStrictEqual(await agent.terminationMessage(), "");
   } catch (error) {
