@@ -38,10 +38,8 @@ export const VERSION_SITES: readonly VersionSite[] = [
   { file: "deploy/kustomization.yaml", pattern: new RegExp(`^    newTag: ${SEMVER}$`, "m") },
   { file: "deploy/Dockerfile", pattern: new RegExp(`^ARG VERSION=${SEMVER}$`, "m") },
   { file: "deploy/Dockerfile", pattern: new RegExp(`csi-node-provisioner:${SEMVER}`, "g") },
-  {
-    file: "README.md",
-    pattern: new RegExp(String.raw`csi-node-provisioner(?::|-)${SEMVER}(?:\.oci\.tar:\d\S*)?`, "g"),
-  },
+  { file: "README.md", pattern: new RegExp(`csi-node-provisioner[-: ]${SEMVER}`, "g") },
+  { file: "README.md", pattern: new RegExp(String.raw`\.oci\.tar:${SEMVER}`, "g") },
   { file: "CHANGELOG.md", pattern: new RegExp(`^## ${SEMVER}`, "m") },
 ];
 
