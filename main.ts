@@ -30,7 +30,7 @@ import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prome
 import { FatalError } from "./lib/runtime/fatal.ts";
 import { Lifecycle } from "./lib/runtime/lifecycle.ts";
 import { writeTerminationLog } from "./lib/runtime/termination_log.ts";
-import { VERSION } from "./lib/runtime/version.ts";
+import { VERSION, versionText } from "./lib/runtime/version.ts";
 
 const PROGRAM = "csi-node-provisioner";
 /** Extra time, beyond the CSI deadline, that shutdown waits for work in flight. */
@@ -47,7 +47,7 @@ export async function main(
       process.stdout.write(outcome.text);
       return 0;
     case "version":
-      process.stdout.write(`${PROGRAM} ${VERSION}\n`);
+      process.stdout.write(`${PROGRAM} ${versionText()}\n`);
       return 0;
     case "invalid":
       process.stderr.write(problemsText(PROGRAM, outcome.problems));

@@ -137,7 +137,11 @@ export async function startDeployedAgent(
 /** Waits for the agent's /readyz (CSI handshake, informers, first capacity publish). */
 export async function waitAgentReady(
   url: string,
-  options: { agent: AgentHandle; timeoutMs?: number },
+  options: {
+    /** The agent's process (an AgentHandle, or a process started another way). */
+    agent: Pick<AgentHandle, "running" | "logFile"> & { node?: string; name?: string };
+    timeoutMs?: number;
+  },
 ): Promise<void> {
   const outcome = await waitFor(async () => {
     if (!options.agent.running) return "exited";
@@ -148,7 +152,9 @@ export async function waitAgentReady(
   if (outcome === "exited") {
     const log = await Deno.readTextFile(options.agent.logFile).catch(() => "");
     throw new Error(
-      `the agent on ${options.agent.node} exited:\n${log.split("\n").slice(-20).join("\n")}`,
+      `the agent ${options.agent.node ? `on ${options.agent.node}` : options.agent.name} exited:\n${
+        log.split("\n").slice(-20).join("\n")
+      }`,
     );
   }
 }

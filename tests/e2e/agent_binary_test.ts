@@ -18,6 +18,7 @@ import { freeLoopbackPort } from "../cluster/ports.ts";
 import { type ManagedProcess, spawnLogged } from "../cluster/process.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { type SpawnedDriver, type SpawnOptions, spawnTestDriver } from "../csi_driver/spawn.ts";
+import { currentCommit, readBuildInfo } from "../../deploy/image/build_info.ts";
 
 const BINARY = oursBinary();
 
@@ -203,11 +204,17 @@ Deno.test("the compiled binary lists every bad flag and exits 2", async () => {
   ok(text.includes("--leader-election cannot be used with --node-deployment"), text);
 });
 
-Deno.test("the compiled binary prints its version and its generated help", async () => {
+Deno.test("the compiled binary prints its version, its commit and its generated help", async () => {
   requireBinary();
   const version = await new Deno.Command(BINARY, { args: ["--version"], stdout: "piped" }).output();
   strictEqual(version.code, 0);
-  ok(/^csi-node-provisioner \d+\.\d+\.\d+/.test(new TextDecoder().decode(version.stdout)));
+  // The version from package.json and the commit `deno task compile` compiled in.
+  const commit = await currentCommit();
+  strictEqual(
+    new TextDecoder().decode(version.stdout),
+    `csi-node-provisioner ${(await readBuildInfo()).version} (commit ${commit})\n`,
+  );
+  ok(/^[0-9a-f]{40}(-dirty)?$/.test(commit), commit);
   const help = await new Deno.Command(BINARY, { args: ["--help"], stdout: "piped" }).output();
   strictEqual(help.code, 0);
   ok(new TextDecoder().decode(help.stdout).includes("--capacity-ownerref-level int"));

@@ -1,0 +1,74 @@
+/**
+ * `deno task compile`: the agent as one executable per platform, with
+ * `bun build --compile`. The commit is compiled in (`--version` prints it).
+ *
+ *   deno task compile                  dist/csi-node-provisioner (this machine's platform)
+ *   deno task compile --platform=arm64 dist/csi-node-provisioner-linux-arm64 on an x64 machine
+ *   deno task compile --platform=all   linux/amd64 and linux/arm64
+ */
+
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { REPO_ROOT } from "./build_info.ts";
+import { currentCommit } from "./build_info.ts";
+import { runCommand } from "./command.ts";
+import { binaryPath, hostPlatform, type Platform, PLATFORMS } from "./platforms.ts";
+
+/**
+ * The flags of every build. --bytecode adds 6.5 MiB but halves the time to
+ * the first line of output (0.06 s against 0.12 s for --version, median of 7).
+ * A compiled Bun program would otherwise read .env and bunfig.toml from its
+ * working directory at start-up; the agent takes its settings from flags and
+ * its pod's environment only.
+ */
+export function bunBuildArgs(platform: Platform, options: { commit: string }): string[] {
+  return [
+    "build",
+    "--compile",
+    "--minify",
+    "--bytecode",
+    "--no-compile-autoload-dotenv",
+    "--no-compile-autoload-bunfig",
+    `--target=${platform.bunTarget}`,
+    `--define=CSI_NODE_PROVISIONER_COMMIT=${JSON.stringify(options.commit)}`,
+    "main.ts",
+    "--outfile",
+    binaryPath(platform),
+  ];
+}
+
+/** Compiles the agent for the platform; resolves to the binary's absolute path. */
+export async function compileAgent(
+  platform: Platform,
+  options: { commit?: string; root?: string } = {},
+): Promise<string> {
+  const root = options.root ?? REPO_ROOT;
+  const commit = options.commit ?? await currentCommit(Deno.env.toObject(), root);
+  await runCommand(join(root, "node_modules/.bin/bun"), bunBuildArgs(platform, { commit }), {
+    cwd: root,
+    inherit: true,
+  }).catch((error: Error) => {
+    throw new Error(
+      `cannot compile for ${platform.bunTarget}: ${error.message}\n` +
+        `(Bun fetches another platform's runtime from the npm registry as @oven/bun-*)`,
+    );
+  });
+  return join(root, binaryPath(platform));
+}
+
+export function platformsNamed(name: string): Platform[] {
+  if (name === "all") return [...PLATFORMS];
+  const platform = PLATFORMS.find((candidate) => candidate.arch === name);
+  if (platform === undefined) {
+    throw new Error(`unknown platform ${name}: amd64, arm64 or all`);
+  }
+  return [platform];
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: { platform: { type: "string", default: hostPlatform().arch } },
+  });
+  for (const platform of platformsNamed(values.platform!)) await compileAgent(platform);
+}
