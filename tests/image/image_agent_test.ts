@@ -45,6 +45,9 @@ Deno.test("the image's entrypoint, run as deploy/'s DaemonSet runs it, becomes r
   const cluster = await startCluster({
     binaries,
     nodes: [NODE],
+    // deploy/ declares the CSIDriver and the classes.
+    csiDriver: false,
+    storageClasses: false,
     agentNamespace: identity.namespace,
   });
   try {
