@@ -74,6 +74,45 @@ export async function createBurst(
   return names;
 }
 
+/** Creates one claim selected to the node; resolves to its uid. */
+export async function createClaim(
+  cluster: RunningCluster,
+  options: { namespace: string; name: string; node: string; storageClass: string },
+): Promise<string> {
+  const created = await cluster.admin.core.createNamespacedPersistentVolumeClaim({
+    namespace: options.namespace,
+    body: selectedClaim(options.name, {
+      node: options.node,
+      storageClass: options.storageClass,
+      size: "10Mi",
+      driverName: cluster.driverName,
+    }),
+  });
+  return created.metadata?.uid ?? "";
+}
+
+/** Deletes a claim and waits until it is gone (so that its name can be used again). */
+export async function deleteClaim(
+  cluster: RunningCluster,
+  ref: { namespace: string; name: string },
+): Promise<void> {
+  await cluster.admin.core.deleteNamespacedPersistentVolumeClaim(ref);
+  await waitFor(async () => {
+    try {
+      await cluster.admin.core.readNamespacedPersistentVolumeClaim(ref);
+      return false;
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return true;
+      throw error;
+    }
+  }, { description: `claim ${ref.namespace}/${ref.name} gone`, timeoutMs: 30_000 });
+}
+
+/** The volume names the node's driver holds. */
+export async function volumeNames(node: ClusterNode): Promise<Set<string>> {
+  return new Set((await node.volumes()).map((volume) => volume.name));
+}
+
 /** The claims of a namespace. */
 export async function claimsIn(
   cluster: RunningCluster,
@@ -160,18 +199,19 @@ function countBy<T>(items: T[], key: (item: T) => string): Map<string, number> {
   return counts;
 }
 
-/** Waits until the ledger has no leak and no lost volume (settling takes a few retries). */
+/** Waits until the ledger has no leak and no lost volume, and the counts expected (settling takes a few retries). */
 export async function settledLedger(
   cluster: RunningCluster,
   namespaces: string[],
-  options: { timeoutMs?: number; expectVolumes?: number } = {},
+  options: { timeoutMs?: number; expectVolumes?: number; expectPvs?: number } = {},
 ): Promise<Ledger> {
   let last: Ledger | undefined;
   try {
     return await waitFor(async () => {
       last = await ledger(cluster, namespaces);
       const settled = last.leaks.length === 0 && last.lost.length === 0 &&
-        (options.expectVolumes === undefined || last.volumes === options.expectVolumes);
+        (options.expectVolumes === undefined || last.volumes === options.expectVolumes) &&
+        (options.expectPvs === undefined || last.pvs === options.expectPvs);
       return settled ? last : undefined;
     }, {
       description: "every volume held by one PV",

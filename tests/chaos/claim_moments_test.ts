@@ -1,0 +1,142 @@
+/**
+ * Chaos: claims deleted, and claims deleted then created again under the
+ * same name (a new uid), at the three moments a volume can leak: while
+ * CreateVolume is in flight, after the driver made the volume but before
+ * the agent saved its PV (the answer held back), and while the agent is
+ * down after it was SIGKILLed with the volume made and no PV (upstream's
+ * leak, external-provisioner #486). Each time: the deleted claim leaves no
+ * volume and no PV, the recreated claim ends Bound to one PV, and the
+ * driver holds exactly that one volume.
+ *
+ * Why the test driver and not the hostpath one: CreateVolume held in flight
+ * and an answer held back after the work are faults only it can inject.
+ */
+import assert from "node:assert/strict";
+import { startCluster } from "../cluster/cluster.ts";
+import type { ClusterNode } from "../cluster/cluster_node.ts";
+import type { RunningCluster } from "../cluster/running_cluster.ts";
+import { waitFor } from "../cluster/wait.ts";
+import { createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
+import { startOurAgents } from "../integration/support.ts";
+import {
+  assertClean,
+  CHAOS_AGENT_ARGS,
+  createClaim,
+  deleteClaim,
+  report,
+  settledLedger,
+  volumeNames,
+} from "./support.ts";
+
+/** How a moment is reached once both claims exist; resolves to what it injected. */
+type Moment = (node: ClusterNode, uids: string[]) => Promise<Record<string, unknown>>;
+
+/** Until both CreateVolume calls are running at the driver (it takes 3 s each). */
+const inFlight: Moment = async (node, uids) => {
+  const names = new Set(uids.map((uid) => `pvc-${uid}`));
+  await waitFor(async () => {
+    const running = (await node.calls("CreateVolume")).filter((call) =>
+      call.codeName === null && names.has((call.request as { name?: string }).name ?? "")
+    );
+    return running.length === names.size;
+  }, { description: "both CreateVolume calls in flight", timeoutMs: 30_000, intervalMs: 100 });
+  return { "CreateVolume in flight at the delete": names.size };
+};
+
+/** Until the driver made both volumes; their answers are held, so no PV is saved. */
+const answerHeld: Moment = async (node, uids) => {
+  await waitForVolumes(node, uids);
+  return { "volumes made, answers held, no PV": uids.length };
+};
+
+/** As answerHeld, then SIGKILL: the agent is down with the volumes made and no PV. */
+const agentDown: Moment = async (node, uids) => {
+  await waitForVolumes(node, uids);
+  await node.agent!.kill();
+  return { "volumes made, no PV, agent SIGKILLed": uids.length };
+};
+
+async function waitForVolumes(node: ClusterNode, uids: string[]): Promise<void> {
+  await waitFor(async () => {
+    const names = await volumeNames(node);
+    return uids.every((uid) => names.has(`pvc-${uid}`));
+  }, { description: "both volumes made", timeoutMs: 30_000, intervalMs: 100 });
+}
+
+/**
+ * One moment: claims `gone` and `again` created under the fault, the moment
+ * reached, both deleted and `again` created anew; then faults cleared and
+ * the agent running again.
+ */
+async function atMoment(
+  cluster: RunningCluster,
+  options: { namespace: string; fault: Parameters<ClusterNode["control"]["setFault"]>[0] },
+  moment: Moment,
+): Promise<void> {
+  const { namespace } = options;
+  const node = cluster.node("node-a");
+  const storageClass = cluster.storageClassName("fast");
+  await createNamespace(cluster.admin, namespace);
+  await node.control.setFault(options.fault);
+  const claim = (name: string) =>
+    createClaim(cluster, { namespace, name, node: node.name, storageClass });
+  const oldUids = [await claim("gone"), await claim("again")];
+  const injected = await moment(node, oldUids);
+  await Promise.all(["gone", "again"].map((name) => deleteClaim(cluster, { namespace, name })));
+  const newUid = await claim("again");
+  await node.control.clearFaults();
+  if (!node.agent!.running) await node.agent!.restart();
+  await waitForClaimBound(cluster.admin, { namespace, name: "again" });
+  const counted = await settledLedger(cluster, [namespace], { expectVolumes: 1, expectPvs: 1 });
+  const names = await volumeNames(node);
+  const oldLeft = oldUids.filter((uid) => names.has(`pvc-${uid}`)).length;
+  report(
+    `claim-moments ${namespace}`,
+    {
+      ...injected,
+      "claims deleted": 2,
+      "claims recreated under the same name": 1,
+    },
+    counted,
+    {
+      "old claims' volumes left": oldLeft,
+      "DeleteVolume calls": (await node.calls("DeleteVolume")).length,
+    },
+  );
+  assertClean(counted, { bound: 1 });
+  assert.equal(oldLeft, 0, "volumes of the deleted claims left");
+  assert.deepEqual([...names], [`pvc-${newUid}`], "the driver holds the new claim's volume only");
+  // The next moment counts from an empty driver.
+  await deleteClaim(cluster, { namespace, name: "again" });
+  await settledLedger(cluster, [namespace], { expectVolumes: 0, expectPvs: 0 });
+  await node.control.clearCalls();
+}
+
+Deno.test("chaos: claims deleted or recreated under the same name at each moment a volume can leak", async (t) => {
+  await using cluster = await startCluster({
+    nodes: ["node-a"],
+    driver: "test",
+    driverOptions: { capacity: { fast: "10Gi" } },
+    storageCapacity: false,
+  });
+  // A long --timeout: a held answer must reach the agent once released.
+  await startOurAgents(cluster, { args: [...CHAOS_AGENT_ARGS, "--timeout=60s"] });
+  await t.step("while CreateVolume is in flight", async () => {
+    await atMoment(cluster, {
+      namespace: "in-flight",
+      fault: { method: "CreateVolume", latencyMs: 3000 },
+    }, inFlight);
+  });
+  await t.step("between CreateVolume and the PV save", async () => {
+    await atMoment(cluster, {
+      namespace: "answer-held",
+      fault: { method: "CreateVolume", lostAnswer: "hang" },
+    }, answerHeld);
+  });
+  await t.step("while the agent is down, killed with a volume made and no PV", async () => {
+    await atMoment(cluster, {
+      namespace: "agent-down",
+      fault: { method: "CreateVolume", lostAnswer: "hang" },
+    }, agentDown);
+  });
+});
