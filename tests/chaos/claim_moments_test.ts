@@ -12,19 +12,17 @@
  * and an answer held back after the work are faults only it can inject.
  */
 import assert from "node:assert/strict";
-import { startCluster } from "../cluster/cluster.ts";
 import type { ClusterNode } from "../cluster/cluster_node.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
-import { startOurAgents } from "../integration/support.ts";
 import {
   assertClean,
-  CHAOS_AGENT_ARGS,
   createClaim,
   deleteClaim,
   report,
   settledLedger,
+  startChaosCluster,
   volumeNames,
 } from "./support.ts";
 
@@ -113,14 +111,8 @@ async function atMoment(
 }
 
 Deno.test("chaos: claims deleted or recreated under the same name at each moment a volume can leak", async (t) => {
-  await using cluster = await startCluster({
-    nodes: ["node-a"],
-    driver: "test",
-    driverOptions: { capacity: { fast: "10Gi" } },
-    storageCapacity: false,
-  });
   // A long --timeout: a held answer must reach the agent once released.
-  await startOurAgents(cluster, { args: [...CHAOS_AGENT_ARGS, "--timeout=60s"] });
+  await using cluster = await startChaosCluster({ capacity: "10Gi", agentArgs: ["--timeout=60s"] });
   await t.step("while CreateVolume is in flight", async () => {
     await atMoment(cluster, {
       namespace: "in-flight",

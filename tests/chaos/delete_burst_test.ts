@@ -12,15 +12,13 @@
  */
 import assert from "node:assert/strict";
 import { type AuditEvent, readAuditEvents } from "../cluster/audit.ts";
-import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
 import { createNamespace } from "../cluster/workloads.ts";
 import type { FaultSpec, LostAnswer } from "../csi_driver/types.ts";
-import { startOurAgents } from "../integration/support.ts";
 import {
   between,
-  CHAOS_AGENT_ARGS,
+  callCounts,
   ChaosAgent,
   chaosSeed,
   claimsIn,
@@ -28,6 +26,7 @@ import {
   ledger,
   report,
   seededRandom,
+  startChaosCluster,
   waitBound,
 } from "./support.ts";
 
@@ -114,15 +113,13 @@ async function deleteBurst(
   const deleted = successes(events, "delete");
   const created = successes(events, "create");
   const left = [...await node.volumes()].filter((volume) => handles.has(volume.id));
-  const calls = await node.calls("DeleteVolume");
   const notOnce = [...pvNames].filter((name) => deleted.get(name) !== 1 || created.get(name) !== 1);
   report(`delete-burst ${namespace}`, {
     claims: CLAIMS,
     kills: agent.kills - kills,
     "PVs left at kills": remainingAtKills.join("/"),
     faults: armed.join("/"),
-    "DeleteVolume calls": calls.length,
-    "answers lost or abandoned": calls.filter((call) => call.codeName !== "OK").length,
+    ...await callCounts(node, "DeleteVolume"),
     "exits on a cut connection": agent.selfExits,
   }, {
     "PVs deleted": pvNames.size - (await remaining()),
@@ -140,14 +137,7 @@ Deno.test("chaos: the agent SIGKILLed at random moments while 50 released PVs ar
   const seed = chaosSeed();
   const random = seededRandom(seed);
   console.log(`CHAOS delete-burst seed ${seed}`);
-  await using cluster = await startCluster({
-    nodes: ["node-a"],
-    driver: "test",
-    driverOptions: { capacity: { fast: "100Gi" } },
-    storageCapacity: false,
-    auditLog: {},
-  });
-  await startOurAgents(cluster, { args: CHAOS_AGENT_ARGS.slice() });
+  await using cluster = await startChaosCluster({ capacity: "100Gi", auditLog: true });
   const agent = new ChaosAgent(cluster.node("node-a"));
   try {
     await t.step("DeleteVolume takes 1-2 s", async () => {

@@ -10,24 +10,22 @@
  * CreateVolume and lost answers are faults only it can inject.
  */
 import assert from "node:assert/strict";
-import { startCluster } from "../cluster/cluster.ts";
-import type { ClusterNode } from "../cluster/cluster_node.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay } from "../cluster/wait.ts";
 import { createNamespace } from "../cluster/workloads.ts";
 import type { LostAnswer } from "../csi_driver/types.ts";
-import { startOurAgents } from "../integration/support.ts";
 import {
   assertClean,
   between,
   boundIn,
-  CHAOS_AGENT_ARGS,
+  callCounts,
   ChaosAgent,
   chaosSeed,
   createBurst,
   report,
   seededRandom,
   settledLedger,
+  startChaosCluster,
   waitBound,
 } from "./support.ts";
 
@@ -72,27 +70,15 @@ async function killDuringBurst(
   };
 }
 
-/** CreateVolume calls the driver got, and those whose answer the agent did not get. */
-async function createVolumeCalls(node: ClusterNode): Promise<Record<string, number>> {
-  const calls = await node.calls("CreateVolume");
-  return {
-    "CreateVolume calls": calls.length,
-    "answers lost or abandoned": calls.filter((call) => call.codeName !== "OK").length,
-  };
-}
-
 Deno.test("chaos: the agent SIGKILLed 10 times at random moments of a 100-claim burst", async (t) => {
   const seed = chaosSeed();
   const random = seededRandom(seed);
   console.log(`CHAOS kill-burst seed ${seed}`);
-  await using cluster = await startCluster({
-    nodes: ["node-a"],
-    driver: "test",
-    driverOptions: { capacity: { fast: "100Gi" } },
-    storageCapacity: false,
-  });
   // Ten workers: the burst takes about 15 s of CreateVolume time, long enough for ten kills.
-  await startOurAgents(cluster, { args: [...CHAOS_AGENT_ARGS, "--worker-threads=10"] });
+  await using cluster = await startChaosCluster({
+    capacity: "100Gi",
+    agentArgs: ["--worker-threads=10"],
+  });
   const node = cluster.node("node-a");
   const agent = new ChaosAgent(node);
   const namespaces: string[] = [];
@@ -112,7 +98,7 @@ Deno.test("chaos: the agent SIGKILLed 10 times at random moments of a 100-claim 
           claims: CLAIMS,
           kills: injected.kills,
           "bound at kills": injected.boundAtKills.join("/"),
-          ...await createVolumeCalls(node),
+          ...await callCounts(node, "CreateVolume"),
         },
         counted,
         { seconds: injected.seconds },
@@ -142,7 +128,7 @@ Deno.test("chaos: the agent SIGKILLed 10 times at random moments of a 100-claim 
         beforeKill: (kill) => arm(kill + 1),
       });
       await node.control.clearFaults();
-      const calls = await createVolumeCalls(node);
+      const calls = await callCounts(node, "CreateVolume");
       const counted = await settledLedger(cluster, namespaces);
       report(
         "kill-burst lost answers",

@@ -8,10 +8,11 @@
  */
 import assert from "node:assert/strict";
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from "@kubernetes/client-node";
+import { startCluster } from "../cluster/cluster.ts";
 import type { ClusterNode } from "../cluster/cluster_node.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
-import { selectedClaim } from "../integration/support.ts";
+import { selectedClaim, startOurAgents } from "../integration/support.ts";
 
 /** The flags of every chaos agent: short timeouts and retries, so that faults cost seconds. */
 export const CHAOS_AGENT_ARGS: readonly string[] = [
@@ -21,6 +22,42 @@ export const CHAOS_AGENT_ARGS: readonly string[] = [
   "--retry-interval-max=2s",
   "-v=2",
 ];
+
+/**
+ * One node, named node-a, with the project's test driver (the chaos faults,
+ * latency and lost answers, are its own) and our agent, started with
+ * CHAOS_AGENT_ARGS and then `agentArgs` (a repeated flag: the last wins).
+ */
+export async function startChaosCluster(
+  options: { capacity: string; agentArgs?: string[]; auditLog?: boolean },
+): Promise<RunningCluster> {
+  const cluster = await startCluster({
+    nodes: ["node-a"],
+    driver: "test",
+    driverOptions: { capacity: { fast: options.capacity } },
+    storageCapacity: false,
+    ...(options.auditLog ? { auditLog: {} } : {}),
+  });
+  try {
+    await startOurAgents(cluster, { args: [...CHAOS_AGENT_ARGS, ...(options.agentArgs ?? [])] });
+  } catch (error) {
+    await cluster[Symbol.asyncDispose]();
+    throw error;
+  }
+  return cluster;
+}
+
+/** Calls of a method the driver got, and those whose answer the agent did not get (not OK). */
+export async function callCounts(
+  node: ClusterNode,
+  method: "CreateVolume" | "DeleteVolume",
+): Promise<Record<string, number>> {
+  const calls = await node.calls(method);
+  return {
+    [`${method} calls`]: calls.length,
+    "answers lost or abandoned": calls.filter((call) => call.codeName !== "OK").length,
+  };
+}
 
 /** A random generator from a seed (mulberry32), so that a run's moments can be replayed. */
 export function seededRandom(seed: number): () => number {
