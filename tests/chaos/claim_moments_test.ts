@@ -2,9 +2,10 @@
  * Chaos: claims deleted, and claims deleted then created again under the
  * same name (a new uid), at the three moments a volume can leak: while
  * CreateVolume is in flight, after the driver made the volume but before
- * the agent saved its PV (the answer held back), and while the agent is
- * down after it was SIGKILLed with the volume made and no PV (upstream's
- * leak, external-provisioner #486). Each time: the deleted claim leaves no
+ * the agent saved its PV (the answer held back), after the answer was lost
+ * (the driver made the volume and answered UNAVAILABLE: the agent retries),
+ * and while the agent is down after it was SIGKILLed with the volume made
+ * and no PV (upstream's leak, external-provisioner #486). Each time: the deleted claim leaves no
  * volume and no PV, the recreated claim ends Bound to one PV, and the
  * driver holds exactly that one volume.
  *
@@ -52,6 +53,23 @@ const agentDown: Moment = async (node, uids) => {
   await waitForVolumes(node, uids);
   await node.agent!.kill();
   return { "volumes made, no PV, agent SIGKILLed": uids.length };
+};
+
+/**
+ * Until the driver made both volumes and answered each call UNAVAILABLE at
+ * least once: the agent keeps the intents and retries, the claims "in
+ * background" as upstream calls it.
+ */
+const answerLost: Moment = async (node, uids) => {
+  await waitForVolumes(node, uids);
+  const names = new Set(uids.map((uid) => `pvc-${uid}`));
+  await waitFor(async () => {
+    const lost = (await node.calls("CreateVolume")).filter((call) =>
+      call.codeName === "UNAVAILABLE" && names.has((call.request as { name?: string }).name ?? "")
+    );
+    return new Set(lost.map((call) => (call.request as { name: string }).name)).size === names.size;
+  }, { description: "both answers lost", timeoutMs: 30_000, intervalMs: 100 });
+  return { "volumes made, answers lost (UNAVAILABLE), agent retrying": uids.length };
 };
 
 async function waitForVolumes(node: ClusterNode, uids: string[]): Promise<void> {
@@ -124,6 +142,12 @@ Deno.test("chaos: claims deleted or recreated under the same name at each moment
       namespace: "answer-held",
       fault: { method: "CreateVolume", lostAnswer: "hang" },
     }, answerHeld);
+  });
+  await t.step("after the answer was lost, while the agent retries", async () => {
+    await atMoment(cluster, {
+      namespace: "answer-lost",
+      fault: { method: "CreateVolume", lostAnswer: "fail" },
+    }, answerLost);
   });
   await t.step("while the agent is down, killed with a volume made and no PV", async () => {
     await atMoment(cluster, {
