@@ -4,7 +4,9 @@
  * CreateVolume is in flight, after the driver made the volume but before
  * the agent saved its PV (the answer held back), after the answer was lost
  * (the driver made the volume and answered UNAVAILABLE: the agent retries),
- * and while the agent is down after it was SIGKILLed with the volume made
+ * the same with the agent frozen (SIGSTOP) while the claims are deleted and
+ * recreated (one sync then sees the old intent and the new claim under the
+ * same key), and while the agent is down after it was SIGKILLed with the volume made
  * and no PV (upstream's leak, external-provisioner #486). Each time: the deleted claim leaves no
  * volume and no PV, the recreated claim ends Bound to one PV, and the
  * driver holds exactly that one volume.
@@ -27,8 +29,15 @@ import {
   volumeNames,
 } from "./support.ts";
 
-/** How a moment is reached once both claims exist; resolves to what it injected. */
+/**
+ * How a moment is reached once both claims exist; resolves to what it
+ * injected. The agent is started again (if killed) or thawed (if frozen)
+ * once the claims were deleted and recreated.
+ */
 type Moment = (node: ClusterNode, uids: string[]) => Promise<Record<string, unknown>>;
+
+/** Whether the moment left the agent frozen (SIGSTOP), to be thawed after the recreate. */
+const frozen = new WeakSet<ClusterNode>();
 
 /** Until both CreateVolume calls are running at the driver (it takes 3 s each). */
 const inFlight: Moment = async (node, uids) => {
@@ -72,6 +81,18 @@ const answerLost: Moment = async (node, uids) => {
   return { "volumes made, answers lost (UNAVAILABLE), agent retrying": uids.length };
 };
 
+/**
+ * As answerLost, then SIGSTOP: the claims are deleted and recreated while
+ * the agent cannot see it, so that, thawed, it finds the old claim's intent
+ * and a new claim with the same key but another uid in one sync.
+ */
+const agentFrozen: Moment = async (node, uids) => {
+  await answerLost(node, uids);
+  node.agent!.process.signal("SIGSTOP");
+  frozen.add(node);
+  return { "volumes made, answers lost, agent frozen (SIGSTOP)": uids.length };
+};
+
 async function waitForVolumes(node: ClusterNode, uids: string[]): Promise<void> {
   await waitFor(async () => {
     const names = await volumeNames(node);
@@ -101,6 +122,7 @@ async function atMoment(
   await Promise.all(["gone", "again"].map((name) => deleteClaim(cluster, { namespace, name })));
   const newUid = await claim("again");
   await node.control.clearFaults();
+  if (frozen.delete(node)) node.agent!.process.signal("SIGCONT");
   if (!node.agent!.running) await node.agent!.restart();
   await waitForClaimBound(cluster.admin, { namespace, name: "again" });
   const counted = await settledLedger(cluster, [namespace], { expectVolumes: 1, expectPvs: 1 });
@@ -148,6 +170,12 @@ Deno.test("chaos: claims deleted or recreated under the same name at each moment
       namespace: "answer-lost",
       fault: { method: "CreateVolume", lostAnswer: "fail" },
     }, answerLost);
+  });
+  await t.step("while the agent is frozen, its answers lost", async () => {
+    await atMoment(cluster, {
+      namespace: "agent-frozen",
+      fault: { method: "CreateVolume", lostAnswer: "fail" },
+    }, agentFrozen);
   });
   await t.step("while the agent is down, killed with a volume made and no PV", async () => {
     await atMoment(cluster, {
