@@ -19,6 +19,7 @@ import type { ClusterNode } from "../cluster/cluster_node.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
+import type { FaultSpec } from "../csi_driver/types.ts";
 import {
   assertClean,
   createClaim,
@@ -107,7 +108,7 @@ async function waitForVolumes(node: ClusterNode, uids: string[]): Promise<void> 
  */
 async function atMoment(
   cluster: RunningCluster,
-  options: { namespace: string; fault: Parameters<ClusterNode["control"]["setFault"]>[0] },
+  options: { namespace: string; fault: FaultSpec },
   moment: Moment,
 ): Promise<void> {
   const { namespace } = options;
@@ -150,37 +151,36 @@ async function atMoment(
   await node.control.clearCalls();
 }
 
+/** Each moment: the step's name, its namespace, the CreateVolume fault and how it is reached. */
+const MOMENTS: [string, string, Omit<FaultSpec, "method">, Moment][] = [
+  ["while CreateVolume is in flight", "in-flight", { latencyMs: 3000 }, inFlight],
+  ["between CreateVolume and the PV save", "answer-held", { lostAnswer: "hang" }, answerHeld],
+  [
+    "after the answer was lost, while the agent retries",
+    "answer-lost",
+    { lostAnswer: "fail" },
+    answerLost,
+  ],
+  [
+    "while the agent is frozen, its answers lost",
+    "agent-frozen",
+    { lostAnswer: "fail" },
+    agentFrozen,
+  ],
+  [
+    "while the agent is down, killed with a volume made and no PV",
+    "agent-down",
+    { lostAnswer: "hang" },
+    agentDown,
+  ],
+];
+
 Deno.test("chaos: claims deleted or recreated under the same name at each moment a volume can leak", async (t) => {
   // A long --timeout: a held answer must reach the agent once released.
   await using cluster = await startChaosCluster({ capacity: "10Gi", agentArgs: ["--timeout=60s"] });
-  await t.step("while CreateVolume is in flight", async () => {
-    await atMoment(cluster, {
-      namespace: "in-flight",
-      fault: { method: "CreateVolume", latencyMs: 3000 },
-    }, inFlight);
-  });
-  await t.step("between CreateVolume and the PV save", async () => {
-    await atMoment(cluster, {
-      namespace: "answer-held",
-      fault: { method: "CreateVolume", lostAnswer: "hang" },
-    }, answerHeld);
-  });
-  await t.step("after the answer was lost, while the agent retries", async () => {
-    await atMoment(cluster, {
-      namespace: "answer-lost",
-      fault: { method: "CreateVolume", lostAnswer: "fail" },
-    }, answerLost);
-  });
-  await t.step("while the agent is frozen, its answers lost", async () => {
-    await atMoment(cluster, {
-      namespace: "agent-frozen",
-      fault: { method: "CreateVolume", lostAnswer: "fail" },
-    }, agentFrozen);
-  });
-  await t.step("while the agent is down, killed with a volume made and no PV", async () => {
-    await atMoment(cluster, {
-      namespace: "agent-down",
-      fault: { method: "CreateVolume", lostAnswer: "hang" },
-    }, agentDown);
-  });
+  for (const [name, namespace, fault, moment] of MOMENTS) {
+    await t.step(name, async () => {
+      await atMoment(cluster, { namespace, fault: { method: "CreateVolume", ...fault } }, moment);
+    });
+  }
 });
