@@ -24,7 +24,11 @@ import { serveDiagnostics } from "./lib/http/serve.ts";
 import { createCapacityCache, waitForSync } from "./lib/kube/caches.ts";
 import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
+import { dumpJournal } from "./lib/journal/dump.ts";
+import { type FileJournal, openFileJournal } from "./lib/journal/file_journal.ts";
+import { createJournalMetrics } from "./lib/journal/metrics.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
+import { type Intent, parseIntent } from "./lib/provision/intent.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
@@ -52,6 +56,12 @@ export async function main(
     case "invalid":
       process.stderr.write(problemsText(PROGRAM, outcome.problems));
       return 2;
+    case "journalDump":
+      return await dumpJournal(outcome.path, {
+        validate: parseIntent,
+        stdout: (text) => process.stdout.write(text),
+        stderr: (text) => process.stderr.write(text),
+      });
     case "run":
       return await runAgent(outcome.config, env);
   }
@@ -77,6 +87,7 @@ async function runAgent(config: Config, env: Record<string, string | undefined>)
   const { life, connection } = agent;
   const untrap = life.trapSignals();
   try {
+    const journal = await openJournal(agent);
     const driver = await handshake(connection, { logger, signal: life.shutdown.signal });
     logger.notice(
       { version: VERSION, ...describeDriver(driver) },
@@ -85,7 +96,7 @@ async function runAgent(config: Config, env: Record<string, string | undefined>)
     const capacityProblem = config.enableCapacity ? capacityDriverProblem(driver) : undefined;
     if (capacityProblem !== undefined) throw new FatalError(capacityProblem);
     agent.readiness.set("csi", true);
-    await startControllers(agent, { driver, env });
+    await startControllers(agent, { driver, env, journal });
     const end = await watchConnectionLoss(connection, life.shutdown.signal);
     if (end === "lost") throw new FatalError("Lost connection to CSI driver, exiting");
   } catch (error) {
@@ -125,10 +136,36 @@ function assemble(config: Config, logger: Logger): Agent {
   return { config, logger, metrics, readiness, connection, life };
 }
 
+/** The intent journal on the node's disk; an unusable path ends the agent with its reason. */
+async function openJournal(agent: Agent): Promise<FileJournal<Intent>> {
+  const path = agent.config.journalPath;
+  try {
+    const journal = await openFileJournal(path, {
+      keyOf: (intent) => intent.pvName,
+      sinceOf: (intent) => intent.since,
+      validate: parseIntent,
+      logger: agent.logger.child({ component: "journal" }),
+      metrics: createJournalMetrics(agent.metrics.registry),
+    });
+    agent.logger.info({ journal: path, intents: journal.size }, "Intent journal opened");
+    return journal;
+  } catch (error) {
+    throw new FatalError(
+      `Cannot use the intent journal ${path}: ${(error as Error).message} ` +
+        "(--journal-path must name a writable file on the node's disk)",
+      { cause: error },
+    );
+  }
+}
+
 /** The cluster's adapters, and the controllers on top of them. */
 async function startControllers(
   agent: Agent,
-  options: { driver: DriverInfo; env: Record<string, string | undefined> },
+  options: {
+    driver: DriverInfo;
+    env: Record<string, string | undefined>;
+    journal: FileJournal<Intent>;
+  },
 ) {
   const { config, life, logger } = agent;
   const { driver } = options;
@@ -152,7 +189,10 @@ async function startControllers(
   const { registry } = agent.metrics;
   const controllerCalls = new CsiController(csi);
   const shared = { config, driver, api, events, registry, queues, logger, csi: controllerCalls };
-  const claims = await startProvisioning({ ...shared, ...informers }, life);
+  const claims = await startProvisioning(
+    { ...shared, ...informers, journal: options.journal },
+    life,
+  );
   const volumes = startDeletion({
     ...shared,
     volumes: informers.volumes,

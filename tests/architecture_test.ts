@@ -30,6 +30,7 @@ const LAYERS: Record<string, number> = {
   queue: 2,
   runtime: 2,
   csi: 3,
+  journal: 3,
   kube: 3,
   http: 4,
   secrets: 4,
@@ -43,7 +44,7 @@ const PURE_FOLDERS = ["model", "topology", "secrets"];
 const DECISIONS =
   /^lib\/(provision|delete|capacity)\/(decide|request|persistent_volume|plan|desired)\.ts$/;
 const PATHS = ["provision", "delete", "capacity"];
-const ADAPTERS = ["csi", "kube", "http"];
+const ADAPTERS = ["csi", "journal", "kube", "http"];
 /** The one module that touches the runtime's globals (Deno.*, Bun.*). */
 const PLATFORM = "lib/runtime/platform.ts";
 

@@ -62,10 +62,19 @@ function buildConfig(values: Map<string, FlagValue>, env: Environment, problems:
     problems,
   );
   if (env.KUBECONFIG !== undefined && env.KUBECONFIG !== "") config.kubeconfig = env.KUBECONFIG;
+  config.journalPath ||= defaultJournalPath(config.csiAddress);
   config.nodeName = env.NODE_NAME ?? "";
   config.namespace = env.NAMESPACE ?? "";
   config.podName = env.POD_NAME ?? "";
   return config;
+}
+
+/** The journal beside the CSI socket: the driver's own directory, a hostPath in node plugins. */
+export function defaultJournalPath(csiAddress: string): string {
+  const path = csiAddress.replace(/^unix:(\/\/)?/, "");
+  const slash = path.lastIndexOf("/");
+  const directory = slash < 0 ? "." : slash === 0 ? "" : path.slice(0, slash);
+  return `${directory}/csi-node-provisioner-journal.json`;
 }
 
 /**
@@ -84,6 +93,9 @@ export function parseConfig(
   const problems = [...parsed.problems];
   if (problems.length === 0 && parsed.values.get("version") === true) return { kind: "version" };
   const config = buildConfig(parsed.values, env, problems);
+  if (problems.length === 0 && parsed.values.get("journal-dump") === true) {
+    return { kind: "journalDump", path: config.journalPath };
+  }
   const both = parsed.values.has("metrics-address") && parsed.values.has("http-endpoint");
   problems.push(...validateConfig(config, { httpEndpointAndMetricsAddress: both }));
   return problems.length > 0 ? { kind: "invalid", problems } : { kind: "run", config };

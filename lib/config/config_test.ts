@@ -223,3 +223,32 @@ Deno.test("parseConfig() rejects values no agent can run with", () => {
     '--http-endpoint must be host:port or :port, got "localhost"',
   ]);
 });
+
+Deno.test("--journal-path defaults to the directory of the CSI socket", () => {
+  strictEqual(
+    run(parseConfig(BASE, NODE_ENV)).journalPath,
+    "/csi/csi-node-provisioner-journal.json",
+  );
+  strictEqual(
+    run(
+      parseConfig([BASE[0]!, "--csi-address=unix:///var/lib/kubelet/plugins/d/csi.sock"], NODE_ENV),
+    )
+      .journalPath,
+    "/var/lib/kubelet/plugins/d/csi-node-provisioner-journal.json",
+  );
+  strictEqual(
+    run(parseConfig([BASE[0]!, "--csi-address=/csi.sock"], NODE_ENV)).journalPath,
+    "/csi-node-provisioner-journal.json",
+  );
+  strictEqual(
+    run(parseConfig([...BASE, "--journal-path=/var/lib/j.json"], NODE_ENV)).journalPath,
+    "/var/lib/j.json",
+  );
+});
+
+Deno.test("--journal-dump asks for the journal's path and nothing else", () => {
+  deepStrictEqual(parseConfig([...BASE, "--journal-dump"], {}), {
+    kind: "journalDump",
+    path: "/csi/csi-node-provisioner-journal.json",
+  });
+});

@@ -102,6 +102,20 @@ const PROVISIONER: Row[] = [
     "Number of workers updating CSIStorageCapacity objects.",
   ],
   [
+    "journal-path",
+    "string",
+    "",
+    "journalPath",
+    "(csi-node-provisioner only) File of the intent journal: each CreateVolume is recorded there before it is sent and cleared once its PV is saved or its volume deleted, so that a volume whose claim goes away while the agent is down is deleted, not leaked. Put it on the node's disk (a hostPath). Empty: csi-node-provisioner-journal.json in the directory of --csi-address, the driver's socket directory.",
+  ],
+  [
+    "journal-dump",
+    "bool",
+    "false",
+    null,
+    "(csi-node-provisioner only) Print the intent journal (--journal-path) as JSON and exit, without changing it. Exit code 1 when it is missing or unreadable.",
+  ],
+  [
     "timeout",
     "duration",
     "10s",

@@ -58,7 +58,7 @@ const UPSTREAM_FLAGS = [
 ];
 
 // Flags this agent adds; each says so at the start of its usage text.
-const AGENT_ADDITIONS = ["capacity-owner-node"];
+const AGENT_ADDITIONS = ["capacity-owner-node", "journal-path", "journal-dump"];
 
 Deno.test("the flag table has exactly upstream csi-provisioner's flags plus the listed additions", () => {
   deepStrictEqual(
@@ -84,7 +84,8 @@ Deno.test("every flag's default parses with its own parser", () => {
 Deno.test("every flag either sets a config field or says why it is a no-op", () => {
   for (const spec of FLAGS) {
     ok(
-      spec.name === "version" || spec.field !== undefined || spec.noop?.startsWith("no-op"),
+      ["version", "journal-dump"].includes(spec.name) || spec.field !== undefined ||
+        spec.noop?.startsWith("no-op"),
       spec.name,
     );
   }

@@ -17,6 +17,8 @@ export interface Config {
   snapshotOrphanSweepIntervalMs: number;
   capacityThreads: number;
   timeoutMs: number;
+  /** The intent journal's file (the default is resolved from csiAddress). */
+  journalPath: string;
   strictTopology: boolean;
   immediateTopology: boolean;
   extraCreateMetadata: boolean;
@@ -78,4 +80,6 @@ export type ParseOutcome =
   | { kind: "run"; config: Config }
   | { kind: "help"; text: string }
   | { kind: "version" }
+  /** --journal-dump: print the journal at this path and exit. */
+  | { kind: "journalDump"; path: string }
   | { kind: "invalid"; problems: string[] };

@@ -18,8 +18,16 @@ import type {
 import type { RawObject } from "./informer.ts";
 import { readNodeUid, readObjectIdentity } from "./owner_objects.ts";
 import type { KubeRest } from "./rest.ts";
-import { hasStatus } from "./rest_types.ts";
-import { trimClaim } from "./trim.ts";
+import { hasStatus, KubeApiError } from "./rest_types.ts";
+import { trimClaim, trimPersistentVolume } from "./trim.ts";
+
+/**
+ * 4xx answers that refuse the request as it is; 401 (a token being rotated),
+ * 403 (RBAC being fixed), 408 and 429 may pass on a later try.
+ */
+function isRefusal(status: number): boolean {
+  return status >= 400 && status < 500 && ![401, 403, 408, 409, 429].includes(status);
+}
 
 /** The calls, bound to one client. */
 export class KubeApi {
@@ -29,11 +37,21 @@ export class KubeApi {
     this.#rest = rest;
   }
 
-  /** Creates the PV; an existing PV of that name counts as created (names are deterministic). */
+  /**
+   * Creates the PV. A 409 reads the existing PV so that the caller can check
+   * that it holds the same volume (a PV of that name may have been made by
+   * another node's agent). Any other 4xx but 401, 403, 408 and 429 is a
+   * refusal of this very object, returned as a value; the rest is thrown
+   * for a retry.
+   */
   async createPersistentVolume(
     pv: PersistentVolume,
     signal?: AbortSignal,
-  ): Promise<"created" | "exists"> {
+  ): Promise<
+    | { kind: "created" }
+    | { kind: "exists"; existing: PersistentVolume | undefined }
+    | { kind: "rejected"; status: number; reason: string; message: string; fields: string[] }
+  > {
     try {
       await this.#rest.request({
         method: "POST",
@@ -41,9 +59,36 @@ export class KubeApi {
         body: { apiVersion: "v1", kind: "PersistentVolume", ...pv },
         ...(signal === undefined ? {} : { signal }),
       });
-      return "created";
+      return { kind: "created" };
     } catch (error) {
-      if (hasStatus(error, 409)) return "exists";
+      if (hasStatus(error, 409)) {
+        return {
+          kind: "exists",
+          existing: await this.readPersistentVolume(pv.metadata.name, signal),
+        };
+      }
+      if (error instanceof KubeApiError && isRefusal(error.status)) {
+        const { status, reason, message, fields } = error;
+        return { kind: "rejected", status, reason, message, fields };
+      }
+      throw error;
+    }
+  }
+
+  /** Reads a PV from the API server (not the cache); undefined when it does not exist. */
+  async readPersistentVolume(
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<PersistentVolume | undefined> {
+    try {
+      const raw = await this.#rest.request<RawObject>({
+        method: "GET",
+        path: `/api/v1/persistentvolumes/${name}`,
+        ...(signal === undefined ? {} : { signal }),
+      });
+      return trimPersistentVolume(raw, { keep: () => true });
+    } catch (error) {
+      if (hasStatus(error, 404)) return undefined;
       throw error;
     }
   }

@@ -4,12 +4,15 @@
 export class KubeApiError extends Error {
   readonly status: number;
   readonly reason: string;
+  /** The fields the Status names (details.causes[].field), e.g. "metadata.labels". */
+  readonly fields: string[];
 
-  constructor(status: number, reason: string, message: string) {
+  constructor(status: number, reason: string, message: string, fields: string[] = []) {
     super(message);
     this.name = "KubeApiError";
     this.status = status;
     this.reason = reason;
+    this.fields = fields;
   }
 }
 
@@ -29,8 +32,16 @@ export interface StreamOptions {
 /** The KubeApiError of a non-2xx answer, with the reason and message of its Status body. */
 export function apiError(status: number, text: string): KubeApiError {
   try {
-    const parsed = JSON.parse(text) as { reason?: string; message?: string };
-    return new KubeApiError(status, parsed.reason ?? "", parsed.message ?? text);
+    const parsed = JSON.parse(text) as {
+      reason?: string;
+      message?: string;
+      details?: { causes?: { field?: unknown }[] };
+    };
+    const fields = (parsed.details?.causes ?? []).map((cause) => cause.field)
+      .filter((field): field is string => typeof field === "string" && field !== "");
+    return new KubeApiError(status, parsed.reason ?? "", parsed.message ?? text, [
+      ...new Set(fields),
+    ]);
   } catch {
     return new KubeApiError(status, "", text.slice(0, 500) || `HTTP ${status}`);
   }

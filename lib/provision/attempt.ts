@@ -105,12 +105,17 @@ export class Attempt {
     });
   }
 
-  /** Builds and saves the PV for a successful CreateVolume; a problem means "in background, retry". */
+  /**
+   * Builds and saves the PV for a successful CreateVolume. A problem means
+   * "in background, retry"; "refused": the API server refused the PV, its
+   * volume was deleted (a Warning says why), retry; "conflict": a PV of that
+   * name holds another volume, ours was deleted, nothing more to do.
+   */
   async finish(
     plan: ProvisionPlan,
     response: CreateVolumeResponse,
     signal: AbortSignal,
-  ): Promise<Problem | { kind: "saved" }> {
+  ): Promise<Problem | { kind: "saved" | "refused" | "conflict" }> {
     const { claim, storageClass } = this.#target;
     const built = buildPersistentVolume(
       { plan, claim, storageClass, response },
@@ -118,7 +123,13 @@ export class Attempt {
     );
     if (built.kind === "problem") return built;
     if (built.kind === "tooSmall") return await this.#cleanUp(plan, built, signal);
-    const saved = await this.#deps.saver.save(built.volume, claimSubject(claim), signal);
+    const saved = await this.#deps.saver.save({
+      pv: built.volume,
+      claim: claimSubject(claim),
+      claimKey: this.#target.key,
+      secrets: plan.request.secrets,
+    }, signal);
+    if (saved === "refused" || saved === "conflict") return { kind: saved };
     const seconds = (performance.now() - this.#started) / 1000;
     this.#deps.metrics.succeeded(provisionLabels(claim, storageClass.metadata.name), seconds);
     this.#deps.logger.info({
@@ -147,6 +158,7 @@ export class Attempt {
             volume_id: tooSmall.volumeId,
             secrets: plan.request.secrets,
           }, deadline);
+          await this.#deps.journal.clear(plan.volumeName, "volume_deleted");
           return problem(tooSmall.message, { state: "inBackground" });
         } catch (error) {
           lastError = (error as Error).message;

@@ -4,6 +4,7 @@
  */
 import type {
   EventRecorder,
+  Journal,
   ProvisionApi,
   ProvisionCaches,
   ProvisionCsi,
@@ -26,6 +27,8 @@ export interface ProvisionControllerDeps {
   events: EventRecorder;
   metrics: ProvisionMetrics;
   saver: PvSaver;
+  /** Intents of CreateVolume calls, on the node's disk. */
+  journal: Journal;
   logger: Logger;
 }
 

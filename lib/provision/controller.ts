@@ -4,6 +4,12 @@
  * functions, and carry the decision out through the ports. Every outcome is
  * returned to the worker pool as a value (done, retry with backoff, retry
  * after a delay); nothing here loops or sleeps on its own.
+ *
+ * Every CreateVolume is preceded by its intent in the journal. A key's sync
+ * first settles the intents of that key that its claim no longer needs (the
+ * claim is gone, replaced by a new one of the same name, bound or moved), so
+ * that a volume made for an old claim is deleted and a new claim of the same
+ * name is provisioned in the same pass.
  */
 import { CsiError } from "../csi/status.ts";
 import type { CreateVolumeResponse } from "../csi/types.ts";
@@ -19,10 +25,11 @@ import {
   provisionLabels,
 } from "./context.ts";
 import { decideClaim } from "./decide.ts";
-import { InProgressClaims } from "./in_progress.ts";
+import { type Intent, intentFate, intentKey, makeIntent } from "./intent.ts";
 import { makeVolumeName } from "./names.ts";
-import { createVolumeProblem, type Problem } from "./outcome.ts";
+import { createVolumeProblem, type Problem, problem as makeProblem } from "./outcome.ts";
 import type { ProvisionPlan } from "./request.ts";
+import { leavesNoVolume, Settler } from "./settle.ts";
 import { SlowSet } from "./slow_set.ts";
 
 const DONE: HandleOutcome = { kind: "done" };
@@ -32,28 +39,63 @@ const RETRY: HandleOutcome = { kind: "retry" };
 export class ProvisionController {
   readonly #deps: ProvisionControllerDeps;
   readonly #options: ProvisionControllerOptions;
-  readonly #inProgress = new InProgressClaims();
   readonly #slow: SlowSet;
+  readonly #settler: Settler;
 
   constructor(deps: ProvisionControllerDeps, options: ProvisionControllerOptions) {
     this.#deps = deps;
     this.#options = options;
     this.#slow = new SlowSet({ retentionMs: options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS });
+    this.#settler = new Settler({
+      ...deps,
+      classes: deps.caches.classes,
+      saverHolds: (pvName) => deps.saver.holds(pvName),
+    }, { driverName: options.decide.driverName });
   }
 
-  /** Claims whose CreateVolume may still be running. */
+  /** Intents in the journal: CreateVolume calls whose volume has no PV and was not deleted. */
   get inProgress(): number {
-    return this.#inProgress.size;
+    return this.#deps.journal.entries().length;
   }
 
   /** The worker pool's handler for one claim key ("namespace/name"). */
   async sync(key: string, signal: AbortSignal): Promise<HandleOutcome> {
     const cached = this.#deps.caches.claims.get(key);
-    const pending = this.#inProgress.get(key);
-    if (pending !== undefined && cached?.metadata.uid !== pending.claim.metadata.uid) {
-      return await this.#finishForGoneClaim(key, signal);
+    const leftovers = await this.#settleLeftovers(key, cached, signal);
+    if (cached === undefined) return leftovers;
+    const outcome = await this.#syncClaim(key, cached, signal);
+    return outcome.kind === "retry" || leftovers.kind === "done" ? outcome : leftovers;
+  }
+
+  /**
+   * Settles the key's intents that its claim no longer needs. Without the
+   * claim in the cache, the API server says what became of it (one read);
+   * if it is still this node's to provision, the cache is behind and the key
+   * is retried with backoff (the watch brings the claim meanwhile).
+   */
+  async #settleLeftovers(
+    key: string,
+    cached: Claim | undefined,
+    signal: AbortSignal,
+  ): Promise<HandleOutcome> {
+    const intents = this.#deps.journal.entries().filter((intent) => intentKey(intent) === key);
+    if (intents.length === 0) return DONE;
+    let outcome = DONE;
+    try {
+      const claim = cached ?? await this.#deps.api.readClaim(intents[0]!.claim, signal);
+      for (const intent of intents) {
+        if (intentFate(intent, claim, this.#options.decide) === "keep") {
+          if (cached === undefined) outcome = RETRY;
+        } else if (await this.#settler.settle(intent, signal) === "retry") outcome = RETRY;
+      }
+    } catch (error) {
+      this.#deps.logger.warn({ claim: key, err: error }, "Settling journaled volumes failed");
+      return { kind: "retry", error };
     }
-    if (cached === undefined) return DONE;
+    return outcome;
+  }
+
+  async #syncClaim(key: string, cached: Claim, signal: AbortSignal): Promise<HandleOutcome> {
     const storageClass = this.#deps.caches.classes.get(claimStorageClassName(cached));
     const decision = decideClaim({ claim: cached, storageClass }, this.#options.decide);
     switch (decision.kind) {
@@ -98,7 +140,11 @@ export class ProvisionController {
         { claim: key, pv: volumeName.value },
         "PV already exists, nothing to provision",
       );
-      this.#inProgress.delete(key);
+      return DONE;
+    }
+    if (volumeName.ok && this.#deps.saver.holds(volumeName.value)) {
+      // It saves the PV (the claim then binds) or deletes the volume and queues the claim again.
+      this.#deps.logger.debug({ claim: key, pv: volumeName.value }, "PV is with the PV saver");
       return DONE;
     }
     const attempt = new Attempt(this.#deps, this.#options, { key, claim, storageClass });
@@ -111,20 +157,47 @@ export class ProvisionController {
         ? this.#report(claim, prepared, storageClass.metadata.name)
         : DONE;
     }
+    const recorded = await this.#recordIntent(claim, { storageClass, plan: prepared });
+    if (recorded !== undefined) return this.#report(claim, recorded, storageClass.metadata.name);
     let response: CreateVolumeResponse;
     try {
       response = await this.#deps.csi.createVolume(prepared.request, signal);
     } catch (error) {
+      if (leavesNoVolume(error)) await this.#deps.journal.clear(prepared.volumeName, "no_volume");
       return await this.#createFailed({ key, claim, storageClass, plan: prepared }, error, signal);
     }
     const outcome = await attempt.finish(prepared, response, signal);
-    if (outcome.kind === "problem") {
-      this.#inProgress.set(key, { claim, request: prepared.request });
-      return this.#report(claim, outcome, storageClass.metadata.name);
+    if (outcome.kind === "problem") return this.#report(claim, outcome, storageClass.metadata.name);
+    if (outcome.kind === "refused") {
+      this.#deps.metrics.failed(provisionLabels(claim, storageClass.metadata.name));
+      return RETRY;
     }
-    this.#inProgress.delete(key);
     this.#slow.forget(claim.metadata.uid);
     return DONE;
+  }
+
+  /** Writes the intent before CreateVolume; a problem when it cannot be written. */
+  async #recordIntent(
+    claim: Claim,
+    made: { storageClass: StorageClass; plan: ProvisionPlan },
+  ): Promise<Problem | undefined> {
+    const { plan } = made;
+    const earlier = this.#deps.journal.entries().find((entry) => entry.pvName === plan.volumeName);
+    const intent: Intent = makeIntent(claim, {
+      className: made.storageClass.metadata.name,
+      provisionerSecret: plan.provisionerSecret,
+    }, { request: plan.request, now: new Date() });
+    if (earlier !== undefined) intent.since = earlier.since;
+    try {
+      await this.#deps.journal.record(intent);
+      return undefined;
+    } catch (error) {
+      return makeProblem(
+        `not creating volume ${plan.volumeName}: its intent could not be written to the journal ` +
+          `(${(error as Error).message})`,
+        { state: "noChange" },
+      );
+    }
   }
 
   async #createFailed(
@@ -132,15 +205,12 @@ export class ProvisionController {
     error: unknown,
     signal: AbortSignal,
   ): Promise<HandleOutcome> {
-    const { key, claim, storageClass, plan } = failed;
+    const { key, claim, storageClass } = failed;
     const code = error instanceof CsiError ? error.codeName : "not a gRPC status";
     const message = error instanceof Error ? error.message : String(error);
     const problem = createVolumeProblem({ code, message }, {
       mayReschedule: this.#options.prepare.topologySupported,
     });
-    if (problem.state === "inBackground") {
-      this.#inProgress.set(key, { claim, request: plan.request });
-    } else if (problem.state !== "noChange") this.#inProgress.delete(key);
     if (problem.retry === "slow") this.#slow.add(claim.metadata.uid, storageClass.metadata.uid);
     const outcome = this.#report(claim, problem, storageClass.metadata.name);
     if (problem.state !== "reschedule") return outcome;
@@ -167,44 +237,5 @@ export class ProvisionController {
       return { kind: "retryAfter", ms: this.#options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS };
     }
     return RETRY;
-  }
-
-  /**
-   * The claim was deleted (or replaced) while its CreateVolume was running in
-   * the background. Ask once more with the same request: CreateVolume is
-   * idempotent, and its answer names the volume, which is then deleted.
-   */
-  async #finishForGoneClaim(key: string, signal: AbortSignal): Promise<HandleOutcome> {
-    const pending = this.#inProgress.get(key);
-    if (pending === undefined) return DONE;
-    const { namespace, name, uid } = pending.claim.metadata;
-    const current = await this.#deps.api.readClaim({ namespace, name }, signal);
-    if (current?.metadata.uid === uid) return { kind: "retryAfter", ms: 1000 }; // the cache is behind
-    const log = this.#deps.logger.child({ claim: key, volume: pending.request.name });
-    let response: CreateVolumeResponse;
-    try {
-      response = await this.#deps.csi.createVolume(pending.request, signal);
-    } catch (error) {
-      const code = error instanceof CsiError ? error.codeName : "not a gRPC status";
-      const state =
-        createVolumeProblem({ code, message: String(error) }, { mayReschedule: false }).state;
-      if (state === "inBackground") return RETRY;
-      log.info({ code }, "Claim is gone and CreateVolume failed for good: no volume to clean up");
-      this.#inProgress.delete(key);
-      return DONE;
-    }
-    const volumeId = response.volume?.volume_id ?? "";
-    if (volumeId !== "") {
-      await this.#deps.csi.deleteVolume(
-        { volume_id: volumeId, secrets: pending.request.secrets },
-        signal,
-      );
-      log.notice(
-        { volumeId },
-        "Claim was deleted while its volume was being created: volume deleted",
-      );
-    }
-    this.#inProgress.delete(key);
-    return DONE;
   }
 }

@@ -1,139 +1,18 @@
 /**
  * The controller shell with small in-memory fakes of its ports (unit tests
- * only): what it asks the driver and the API server, which events it
- * records and what it tells the worker pool, for each kind of outcome.
+ * only, tests/fakes/provision_world.ts): what it asks the driver and the API
+ * server, which events it records and what it tells the worker pool, for
+ * each kind of outcome.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { CsiError } from "../csi/status.ts";
-import type {
-  CreateVolumeRequest,
-  CreateVolumeResponse,
-  DeleteVolumeRequest,
-} from "../csi/types.ts";
-import type { EventRecord } from "../model/events.ts";
-import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
-import { createLogger } from "../log/logger.ts";
-import { WorkQueue } from "../queue/work_queue.ts";
-import type { HandleOutcome } from "../queue/workers.ts";
-import { ProvisionController } from "./controller.ts";
-import type { ProvisionApi, ProvisionCsi } from "./ports.ts";
-import { PvSaver } from "./pv_saver.ts";
 import {
   claim as buildClaim,
   CLAIM_UID,
   DRIVER,
-  NODE,
-  provisionOptions,
   storageClass,
-  TOPOLOGY_KEY,
 } from "../../tests/builders/provision.ts";
-
-const KEY = "apps/data";
-const PV_NAME = `pvc-${CLAIM_UID}`;
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
-
-type CreateAnswer = CreateVolumeResponse | CsiError;
-
-function volumeOf(request: CreateVolumeRequest, capacity?: string): CreateVolumeResponse {
-  return {
-    volume: {
-      capacity_bytes: capacity ?? request.capacity_range?.required_bytes ?? "0",
-      volume_id: `vol-${request.name}`,
-      volume_context: {},
-      content_source: null,
-      accessible_topology: [{ segments: { [TOPOLOGY_KEY]: NODE } }],
-    },
-  };
-}
-
-/** The world as the controller sees it, recorded. */
-function world(
-  options: { claims?: Claim[]; classes?: StorageClass[]; answers?: CreateAnswer[] } = {},
-) {
-  const claims = new Map(
-    (options.claims ?? [buildClaim()]).map((
-      c,
-    ) => [`${c.metadata.namespace}/${c.metadata.name}`, c]),
-  );
-  const classes = new Map((options.classes ?? [storageClass()]).map((c) => [c.metadata.name, c]));
-  const volumes = new Map<string, PersistentVolume>();
-  const answers = [...(options.answers ?? [])];
-  const record = {
-    created: [] as CreateVolumeRequest[],
-    deleted: [] as DeleteVolumeRequest[],
-    savedPvs: [] as PersistentVolume[],
-    events: [] as EventRecord[],
-    selectedNodeRemoved: [] as string[],
-    failed: 0,
-    succeeded: 0,
-  };
-  let pvCreateFails = 0;
-  const csi: ProvisionCsi = {
-    createVolume: (request) => {
-      record.created.push(request);
-      const answer = answers.shift() ?? volumeOf(request);
-      return answer instanceof CsiError ? Promise.reject(answer) : Promise.resolve(answer);
-    },
-    deleteVolume: (request) => {
-      record.deleted.push(request);
-      return Promise.resolve();
-    },
-  };
-  const api: ProvisionApi = {
-    createPersistentVolume: (pv) => {
-      if (pvCreateFails-- > 0) return Promise.reject(new Error("apiserver unavailable"));
-      record.savedPvs.push(pv);
-      return Promise.resolve("created");
-    },
-    readClaim: (key) => Promise.resolve(claims.get(`${key.namespace}/${key.name}`)),
-    removeSelectedNode: (claim) => {
-      record.selectedNodeRemoved.push(claim.metadata.name);
-      return Promise.resolve("removed");
-    },
-    readSecretData: (ref) =>
-      ref.name === "missing"
-        ? Promise.reject(new Error(`secrets "missing" not found`))
-        : Promise.resolve({ password: "s3cret" }),
-    readVolumeAttributesClass: () => Promise.resolve(undefined),
-  };
-  const events = { record: (event: EventRecord) => record.events.push(event) };
-  const saveQueue = new WorkQueue();
-  const saver = new PvSaver({ api, events, logger: quiet, queue: saveQueue });
-  const controller = new ProvisionController({
-    caches: { claims, classes, volumes },
-    api,
-    csi,
-    events,
-    metrics: { succeeded: () => record.succeeded++, failed: () => record.failed++ },
-    saver,
-    logger: quiet,
-  }, {
-    decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },
-    prepare: provisionOptions(),
-    persistentVolume: {
-      driverName: DRIVER,
-      identity: "123-4-driver-node-a",
-      controllerPublishReadonly: false,
-      topologySupported: true,
-    },
-    timeoutMs: 1000,
-  });
-  const sync = (key = KEY): Promise<HandleOutcome> =>
-    controller.sync(key, new AbortController().signal);
-  return {
-    claims,
-    classes,
-    volumes,
-    record,
-    controller,
-    saver,
-    sync,
-    failPvCreate: (times: number) => (pvCreateFails = times),
-    close: () => saveQueue.shutDown(),
-  };
-}
-
-const reasons = (events: EventRecord[]) => events.map((event) => `${event.type} ${event.reason}`);
+import { PV_NAME, reasons, volumeOf, world } from "../../tests/fakes/provision_world.ts";
 
 Deno.test("sync() provisions a claim selected to this node: CreateVolume, PV, two events, metric", async () => {
   const w = world();
@@ -152,6 +31,8 @@ Deno.test("sync() provisions a claim selected to this node: CreateVolume, PV, tw
     'External provisioner is provisioning volume for claim "apps/data"',
   );
   strictEqual(w.record.succeeded, 1);
+  deepStrictEqual(w.record.journaledAtCreate, [[PV_NAME]], "the intent is on disk before the call");
+  deepStrictEqual(w.journal.log, [`record ${PV_NAME}`, `clear ${PV_NAME} pv_saved`]);
   w.close();
 });
 
@@ -215,7 +96,7 @@ Deno.test("a claim deleted while CreateVolume runs in the background does not le
   });
   deepStrictEqual(await w.sync(), { kind: "retry" });
   strictEqual(w.controller.inProgress, 1);
-  w.claims.delete(KEY);
+  w.deleteClaim();
   deepStrictEqual(await w.sync(), { kind: "done" });
   strictEqual(w.record.created.length, 2, "CreateVolume asked again, with the same request");
   deepStrictEqual(w.record.created[1], w.record.created[0]);

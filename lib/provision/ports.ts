@@ -17,6 +17,7 @@ import type {
   VolumeAttributesClass,
 } from "../model/objects.ts";
 import type { EventRecord } from "../model/events.ts";
+import type { Intent, IntentOutcome } from "./intent.ts";
 
 /** A read-only cache (an informer store). */
 export interface Lookup<T> {
@@ -36,9 +37,22 @@ export interface ProvisionCaches {
   volumes: Lookup<PersistentVolume>;
 }
 
+/**
+ * What the API server answered to a PV's creation. A transient failure
+ * (no answer, 401, 403, 408, 429, 5xx) is thrown instead, for a retry.
+ */
+export type PvCreateOutcome =
+  | { kind: "created" }
+  /** 409: a PV of that name exists; `existing` is it as read right after (undefined: gone again). */
+  | { kind: "exists"; existing: PersistentVolume | undefined }
+  /** Any other 4xx: this PV will never be accepted as it is. */
+  | { kind: "rejected"; status: number; reason: string; message: string; fields: string[] };
+
 /** Kubernetes calls beyond the caches. */
 export interface ProvisionApi {
-  createPersistentVolume(pv: PersistentVolume, signal?: AbortSignal): Promise<"created" | "exists">;
+  createPersistentVolume(pv: PersistentVolume, signal?: AbortSignal): Promise<PvCreateOutcome>;
+  /** Reads a PV from the API server (not the cache); undefined when it does not exist. */
+  readPersistentVolume(name: string, signal?: AbortSignal): Promise<PersistentVolume | undefined>;
   readClaim(
     key: { namespace: string; name: string },
     signal?: AbortSignal,
@@ -79,4 +93,18 @@ export interface ProvisionMetrics {
 /** Records Events (written in the background, never holding up the caller). */
 export interface EventRecorder {
   record(event: EventRecord): void;
+}
+
+/**
+ * The intent journal: each CreateVolume is recorded durably before it is
+ * sent, and cleared once its volume has a PV or is deleted (lib/journal
+ * keeps it in a file on the node's disk).
+ */
+export interface Journal {
+  /** Records (or replaces) the intent of its PV name; resolves once it is on disk. */
+  record(intent: Intent): Promise<void>;
+  /** Clears the intent of a PV name, counting how it ended; never rejects. */
+  clear(pvName: string, outcome: IntentOutcome): Promise<void>;
+  /** Every intent not cleared yet. */
+  entries(): Intent[];
 }

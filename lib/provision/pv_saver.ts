@@ -1,21 +1,46 @@
 /**
  * Saving PVs (upstream's volume store with CreateProvisionedPVLimiter): the
- * first POST happens in the claim worker; when it fails the PV is kept in
- * memory and retried in the background, forever, with backoff. The volume is
- * never deleted because its PV could not be saved. If the agent dies before
- * the PV is saved, the claim is still there and the next sync calls
- * CreateVolume again, which is idempotent by name.
+ * first POST happens in the claim worker; when it fails for a reason that
+ * may pass (no answer, 401, 403, 408, 429, 5xx) the PV is kept in memory and
+ * retried in the background with backoff, and its volume is kept.
+ *
+ * Two answers end the save instead, and the volume is deleted so that it
+ * does not leak (upstream retries the first forever without a word and takes
+ * the second as success):
+ * - any other 4xx (e.g. 422 for a label the API server rejects): this PV will
+ *   never be accepted; a Warning names the field, and the claim is retried;
+ * - a 409 for a PV of that name holding another volume (made by another
+ *   node's agent): a Warning names both volumes.
+ *
+ * While the saver holds a PV, its claim is not provisioned again (the
+ * controller asks holds()); a claim whose PV was refused in the background is
+ * put back on the claim queue once its volume is deleted. The intent of the
+ * volume is cleared from the journal once the PV is saved or the volume
+ * deleted; if the agent dies before, the intent is settled at start-up.
  */
 import type { Logger } from "../log/logger.ts";
-import type { EventRecorder, ProvisionApi } from "./ports.ts";
+import type { EventRecorder, Journal, ProvisionApi, ProvisionCsi } from "./ports.ts";
 import type { EventSubject } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import type { WorkQueue } from "../queue/work_queue.ts";
 import { type HandleOutcome, runWorkers } from "../queue/workers.ts";
 
-interface Unsaved {
+/** A PV to save, with what deleting its volume would take. */
+export interface Unsaved {
   pv: PersistentVolume;
   claim: EventSubject;
+  /** "namespace/name", to retry the claim when its PV is refused. */
+  claimKey: string;
+  /** The provisioner secret's data, for DeleteVolume (kept in memory only). */
+  secrets: Record<string, string>;
+}
+
+/** How a save ended: saved, retried in the background, or given up with the volume deleted. */
+export type SaveOutcome = "saved" | "queued" | "conflict" | "refused";
+
+interface Pending extends Unsaved {
+  /** Set once the save was given up: then DeleteVolume of its volume is what is retried. */
+  gaveUp?: "refused" | "conflict";
 }
 
 /** Upstream's DefaultThreadiness for the unsaved-PV queue. */
@@ -23,82 +48,140 @@ const SAVE_WORKERS = 4;
 
 /** Saves PVs now or later. */
 export class PvSaver {
-  readonly #api: Pick<ProvisionApi, "createPersistentVolume">;
-  readonly #events: EventRecorder;
-  readonly #logger: Logger;
-  readonly #queue: WorkQueue;
-  readonly #unsaved = new Map<string, Unsaved>();
+  readonly #deps: PvSaverDeps;
+  readonly #pending = new Map<string, Pending>();
 
-  constructor(deps: {
-    api: Pick<ProvisionApi, "createPersistentVolume">;
-    events: EventRecorder;
-    logger: Logger;
-    queue: WorkQueue;
-  }) {
-    this.#api = deps.api;
-    this.#events = deps.events;
-    this.#logger = deps.logger;
-    this.#queue = deps.queue;
+  constructor(deps: PvSaverDeps) {
+    this.#deps = deps;
   }
 
   /** PVs waiting for a retry. */
   get pending(): number {
-    return this.#unsaved.size;
+    return this.#pending.size;
   }
 
-  /** Tries to save once; on failure the PV is queued for retries. */
-  async save(
-    pv: PersistentVolume,
-    claim: EventSubject,
-    signal?: AbortSignal,
-  ): Promise<"saved" | "queued"> {
-    const entry = { pv, claim };
+  /** Whether this PV (and so its volume) is in the saver's hands. */
+  holds(pvName: string): boolean {
+    return this.#pending.has(pvName);
+  }
+
+  /** Tries to save once; on a failure that may pass the PV is queued for retries. */
+  async save(unsaved: Unsaved, signal?: AbortSignal): Promise<SaveOutcome> {
+    const entry: Pending = { ...unsaved };
     try {
-      await this.#create(entry, signal);
-      return "saved";
+      return await this.#attempt(entry, signal);
     } catch (error) {
-      this.#logger.warn(
-        { pv: pv.metadata.name, err: error },
-        "Saving the PV failed; retrying in the background",
+      this.#deps.logger.warn(
+        { pv: unsaved.pv.metadata.name, err: error },
+        entry.gaveUp === undefined
+          ? "Saving the PV failed; retrying in the background"
+          : "Deleting the volume of a PV that is not saved failed; retrying in the background",
       );
-      this.#unsaved.set(pv.metadata.name, entry);
-      this.#queue.addRateLimited(pv.metadata.name);
-      return "queued";
+      this.#pending.set(entry.pv.metadata.name, entry);
+      this.#deps.queue.addRateLimited(entry.pv.metadata.name);
+      return entry.gaveUp ?? "queued";
     }
   }
 
   /** Retries queued PVs until `signal` aborts. */
   run(signal: AbortSignal): Promise<void> {
-    return runWorkers(this.#queue, {
+    return runWorkers(this.#deps.queue, {
       workers: SAVE_WORKERS,
       signal,
-      logger: this.#logger,
+      logger: this.#deps.logger,
       handle: (name, workerSignal) => this.#retry(name, workerSignal),
     });
   }
 
   async #retry(name: string, signal: AbortSignal): Promise<HandleOutcome> {
-    const entry = this.#unsaved.get(name);
+    const entry = this.#pending.get(name);
     if (entry === undefined) return { kind: "done" };
     try {
-      await this.#create(entry, signal);
-      this.#unsaved.delete(name);
+      await this.#attempt(entry, signal);
+      this.#pending.delete(name);
+      // The claim waited while the saver held its volume: provision it again now it is gone.
+      if (entry.gaveUp === "refused") this.#deps.retryClaim(entry.claimKey);
       return { kind: "done" };
     } catch (error) {
-      this.#logger.warn({ pv: name, err: error }, "Saving the PV failed again");
+      this.#deps.logger.warn({ pv: name, err: error }, "Saving the PV failed again");
       return { kind: "retry", error };
     }
   }
 
-  async #create(entry: Unsaved, signal?: AbortSignal): Promise<void> {
-    const outcome = await this.#api.createPersistentVolume(entry.pv, signal);
+  /** One try: POST (or, once given up, DeleteVolume); throws what may pass. */
+  async #attempt(entry: Pending, signal?: AbortSignal): Promise<SaveOutcome> {
+    if (entry.gaveUp !== undefined) return await this.#deleteVolume(entry, signal);
     const name = entry.pv.metadata.name;
-    this.#logger.info({ pv: name, outcome }, "PV saved");
-    this.#events.record({
+    const answer = await this.#deps.api.createPersistentVolume(entry.pv, signal);
+    if (answer.kind === "rejected") {
+      const at = answer.fields.length === 0 ? "" : ` at ${answer.fields.join(", ")}`;
+      this.#giveUp(entry, "refused", {
+        what: `PersistentVolume ${name} was refused by the API server (${answer.status} ` +
+          `${answer.reason})${at}: ${answer.message}`,
+      });
+      return await this.#deleteVolume(entry, signal);
+    }
+    if (answer.kind === "exists") {
+      if (answer.existing === undefined) throw new Error(`PV ${name} exists and is gone again`);
+      const theirs = answer.existing.spec.csi;
+      const ours = entry.pv.spec.csi;
+      if (theirs?.driver !== ours?.driver || theirs?.volumeHandle !== ours?.volumeHandle) {
+        this.#giveUp(entry, "conflict", {
+          what: `PersistentVolume ${name} already exists with volume ` +
+            `${theirs?.volumeHandle ?? "(none)"} of driver ${theirs?.driver ?? "(none)"}, not ` +
+            `volume ${ours?.volumeHandle} that this node created for the claim`,
+        });
+        return await this.#deleteVolume(entry, signal);
+      }
+    }
+    this.#deps.logger.info({ pv: name, outcome: answer.kind }, "PV saved");
+    this.#deps.events.record({
       subject: entry.claim,
       type: "Normal",
       reason: "ProvisioningSucceeded",
       message: `Successfully provisioned volume ${name}`,
     });
+    await this.#deps.journal.clear(name, "pv_saved");
+    return "saved";
   }
+
+  /** Deletes the volume of a PV that will not be saved; throws (for a retry) when it fails. */
+  async #deleteVolume(entry: Pending, signal?: AbortSignal): Promise<SaveOutcome> {
+    const name = entry.pv.metadata.name;
+    const volumeId = entry.pv.spec.csi?.volumeHandle ?? "";
+    await this.#deps.csi.deleteVolume({ volume_id: volumeId, secrets: entry.secrets }, signal);
+    this.#deps.logger.notice(
+      { pv: name, volumeId },
+      "Deleted the volume of a PV that is not saved",
+    );
+    await this.#deps.journal.clear(name, "volume_deleted");
+    return entry.gaveUp ?? "refused";
+  }
+
+  /** The Warning for a save given up; the volume is deleted next. */
+  #giveUp(entry: Pending, why: "refused" | "conflict", text: { what: string }): void {
+    entry.gaveUp = why;
+    const volume = entry.pv.spec.csi?.volumeHandle ?? "";
+    const message = `${text.what}. The volume ${volume} is deleted` +
+      (why === "refused" ? " and the claim retried" : "");
+    this.#deps.logger.warn({ pv: entry.pv.metadata.name, claim: entry.claimKey }, message);
+    this.#deps.events.record({
+      subject: entry.claim,
+      type: "Warning",
+      reason: "ProvisioningFailed",
+      message,
+    });
+  }
+}
+
+/** What a PvSaver is built from. */
+export interface PvSaverDeps {
+  api: Pick<ProvisionApi, "createPersistentVolume">;
+  csi: Pick<ProvisionCsi, "deleteVolume">;
+  journal: Pick<Journal, "clear">;
+  events: EventRecorder;
+  logger: Logger;
+  queue: WorkQueue;
+  /** Puts a claim back on the claim queue (its PV was refused in the background). */
+  retryClaim: (key: string) => void;
 }

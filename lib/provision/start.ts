@@ -2,6 +2,11 @@
  * Provisioning, put together from the ports main.ts hands over: the claim
  * queue fed by the claim and StorageClass informers, the controller, and the
  * saver of PVs whose first save failed (upstream's "unsavedpvs" queue).
+ *
+ * Recovery: once the caches have synced, the claim of every intent left in
+ * the journal (by an agent that was killed, or lost its answers) is queued,
+ * so that each intent is finished (the claim is still this node's) or
+ * settled (its volume deleted) before or along with the new work.
  */
 import type { Registry } from "prom-client";
 import type { Config } from "../config/types.ts";
@@ -9,6 +14,7 @@ import type { DriverInfo } from "../csi/handshake.ts";
 import type {
   Discovery,
   EventRecorder,
+  Journal,
   Lookup,
   ProvisionApi,
   ProvisionCsi,
@@ -23,6 +29,7 @@ import { WorkQueue } from "../queue/work_queue.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { claimStorageClassName } from "./claim_class.ts";
 import { ProvisionController } from "./controller.ts";
+import { intentKey } from "./intent.ts";
 import { createProvisionMetrics } from "./metrics.ts";
 import { provisionControllerOptions, provisionerIdentity } from "./options.ts";
 import { PvSaver } from "./pv_saver.ts";
@@ -37,6 +44,7 @@ export interface ProvisioningParts {
   api: ProvisionApi & Discovery;
   csi: ProvisionCsi;
   events: EventRecorder;
+  journal: Journal;
   registry: Registry;
   queues: WorkQueueMetrics;
   logger: Logger;
@@ -64,9 +72,12 @@ export async function startProvisioning(
   });
   const saver = new PvSaver({
     api: parts.api,
+    csi: parts.csi,
+    journal: parts.journal,
     events: parts.events,
     logger: logger.child({ component: "pv-saver" }),
     queue: saveQueue,
+    retryClaim: (key) => queue.add(key),
   });
   const identity = provisionerIdentity(driver.name, {
     nodeName: config.nodeName,
@@ -80,6 +91,7 @@ export async function startProvisioning(
     events: parts.events,
     metrics: createProvisionMetrics(parts.registry),
     saver,
+    journal: parts.journal,
     logger: logger.child({ component: "provision" }),
   }, provisionControllerOptions({ ...config, featureGates: gates }, driver, { identity }));
   claims.onChange((change) => queue.add(change.key));
@@ -91,6 +103,14 @@ export async function startProvisioning(
     }
   });
   return () => {
+    const recovered = new Set(parts.journal.entries().map(intentKey));
+    if (recovered.size > 0) {
+      logger.notice(
+        { intents: parts.journal.entries().length, claims: recovered.size },
+        "Finishing or settling the volumes the journal names",
+      );
+    }
+    for (const key of recovered) queue.add(key);
     life.track(saver.run(life.halt.signal).finally(() => saveQueue.shutDown()), { final: true });
     life.track(runPool(queue, {
       workers: config.workerThreads,

@@ -130,8 +130,6 @@ export class AgentHandle {
   async restart(options?: StopOptions): Promise<void> {
     await this.#process.stop(options);
     this.#starts++;
-    const marker = `\n===== cluster: restart #${this.#starts - 1} at ${new Date().toISOString()}\n`;
-    await Deno.writeTextFile(this.launch.logFile, marker, { append: true });
-    this.#process = this.#spawn();
+    this.#process = await this.#group.respawn(this.#process, `restart #${this.#starts - 1}`);
   }
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { auditFlags, type AuditLogOptions } from "./audit.ts";
 import type { ClusterBinaries } from "./build.ts";
 import { httpReady, startComponent } from "./component.ts";
+import { ComponentControl } from "./component_control.ts";
 import { writeKubeconfig } from "./kubeconfig.ts";
 import { type ControlPlanePki, createControlPlanePki, readGeneratedCa } from "./pki.ts";
 import type { ProcessGroup } from "./process.ts";
@@ -21,6 +22,16 @@ export interface ControlPlane {
   pki: ControlPlanePki;
   adminKubeconfigPath: string;
   etcdUrl: string;
+  /** Stop, restart (same port, data dir and certificates), freeze and thaw etcd. */
+  etcd: ComponentControl;
+  /** Stop, restart (same port and serving certificate), freeze and thaw kube-apiserver. */
+  apiserver: ComponentControl;
+  /**
+   * kube-apiserver's generated serving certificate (leaf + CA, SAN 127.0.0.1)
+   * and its key: a TLS-terminating proxy on 127.0.0.1 presents them, so that
+   * clients verify it with the cluster's CA bundle (stall_proxy.ts).
+   */
+  servingCert: { certFile: string; keyFile: string };
   /** DIR/logs/audit.log when the audit log is on. */
   auditLogPath?: string;
   /** ms from the first spawn to each component's readiness. */
@@ -73,10 +84,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const mark = (name: string) => (timings[name] = Math.round(performance.now() - started));
   await Deno.mkdir(join(dir, "logs"), { recursive: true });
   const pki = await createControlPlanePki(join(dir, "pki"));
-  const etcdUrl = await startEtcd(options);
+  const etcd = await startEtcd(options);
+  const etcdUrl = `http://127.0.0.1:${etcd.ports[0]}`;
   mark("etcd");
   const audit = options.auditLog ? await auditFlags(dir, options.auditLog) : undefined;
-  const { server, caPem } = await startApiserver(options, {
+  const { server, caPem, apiserver } = await startApiserver(options, {
     pki,
     etcdUrl,
     extraArgs: audit?.args ?? [],
@@ -124,13 +136,20 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     pki,
     adminKubeconfigPath,
     etcdUrl,
+    etcd,
+    apiserver,
+    servingCert: {
+      certFile: join(dir, "pki", "kube-apiserver", "apiserver.crt"),
+      keyFile: join(dir, "pki", "kube-apiserver", "apiserver.key"),
+    },
     timings,
     ...(audit ? { auditLogPath: audit.logPath } : {}),
   };
 }
 
-async function startEtcd(options: ControlPlaneOptions): Promise<string> {
+async function startEtcd(options: ControlPlaneOptions): Promise<ComponentControl> {
   const { dir, group } = options;
+  const health = (client: number | undefined) => httpReady(`http://127.0.0.1:${client}/health`);
   const started = await startComponent(group, {
     name: "etcd",
     binary: options.binaries.etcd,
@@ -148,15 +167,15 @@ async function startEtcd(options: ControlPlaneOptions): Promise<string> {
       "--unsafe-no-fsync",
       "--log-level=warn",
     ],
-    probe: ([client]) => httpReady(`http://127.0.0.1:${client}/health`),
+    probe: ([client]) => health(client),
   }, options.signal);
-  return `http://127.0.0.1:${started.ports[0]}`;
+  return new ComponentControl(group, { ...started, probe: () => health(started.ports[0]) });
 }
 
 async function startApiserver(
   options: ControlPlaneOptions,
   deps: { pki: ControlPlanePki; etcdUrl: string; extraArgs: string[] },
-): Promise<{ server: string; caPem: string }> {
+): Promise<{ server: string; caPem: string; apiserver: ComponentControl }> {
   const { dir, group } = options;
   const certDir = join(dir, "pki", "kube-apiserver");
   const { pki } = deps;
@@ -195,7 +214,10 @@ async function startApiserver(
     },
   }, options.signal);
   if (caPem === undefined) throw new Error("kube-apiserver is ready but wrote no certificate");
-  return { server: `https://127.0.0.1:${started.ports[0]}`, caPem };
+  const server = `https://127.0.0.1:${started.ports[0]}`;
+  const ready = { caPem, token: pki.admin.token };
+  const probe = () => httpReady(`${server}/readyz`, ready);
+  return { server, caPem, apiserver: new ComponentControl(group, { ...started, probe }) };
 }
 
 async function startKubeComponent(

@@ -40,11 +40,14 @@ export async function createIfMissing(create: () => Promise<unknown>): Promise<v
 
 /**
  * Ensures the namespace and ServiceAccount exist, requests a token for it and
- * writes a kubeconfig using it. Returns the kubeconfig's path.
+ * writes a kubeconfig using it. Returns the kubeconfig's path. `server` puts
+ * another URL in it (a StallingProxy's), verified with the same CA bundle;
+ * `fileSuffix` keeps such a kubeconfig apart from the direct one.
  */
 export async function identityKubeconfig(
   context: IdentityContext,
   ref: IdentityRef,
+  options: { server?: string; fileSuffix?: string } = {},
 ): Promise<string> {
   const { core } = context.admin;
   await createIfMissing(() =>
@@ -66,10 +69,11 @@ export async function identityKubeconfig(
     throw new Error(`TokenRequest for ${ref.namespace}/${ref.serviceAccount} gave no token`);
   }
   await Deno.mkdir(context.dir, { recursive: true });
+  const suffix = options.fileSuffix ? `.${options.fileSuffix}` : "";
   return await writeKubeconfig(
-    join(context.dir, `${ref.namespace}.${ref.serviceAccount}.kubeconfig`),
+    join(context.dir, `${ref.namespace}.${ref.serviceAccount}${suffix}.kubeconfig`),
     {
-      server: context.server,
+      server: options.server ?? context.server,
       caPem: context.caPem,
       token,
       userName: `system:serviceaccount:${ref.namespace}:${ref.serviceAccount}`,

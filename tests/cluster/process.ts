@@ -39,6 +39,8 @@ export class ManagedProcess {
   readonly pid: number;
   readonly command: string;
   readonly args: readonly string[];
+  /** What it was spawned with: ProcessGroup.respawn() starts the same again. */
+  readonly spawnOptions: SpawnOptions;
   /** Resolves once the process has exited, with its status. */
   readonly exited: Promise<Deno.CommandStatus>;
   #status: Deno.CommandStatus | undefined;
@@ -50,6 +52,7 @@ export class ManagedProcess {
     this.logFile = options.logFile;
     this.command = options.command;
     this.args = options.args;
+    this.spawnOptions = options;
     this.pid = child.pid;
     this.exited = child.status.then((status) => (this.#status = status));
   }
@@ -139,6 +142,23 @@ export class ProcessGroup {
     const process = spawnLogged(options);
     this.#processes.push(process);
     return process;
+  }
+
+  /**
+   * Starts an exited `process` again with the same command line, environment
+   * and log file (after a marker line). The new process takes the old one's
+   * place in the group, so that stopAll() keeps the start order (an API
+   * server restarted after the agents is still stopped after them).
+   */
+  async respawn(process: ManagedProcess, marker: string): Promise<ManagedProcess> {
+    if (process.running) throw new Error(`${process.name} (pid ${process.pid}) still runs`);
+    const line = `\n===== cluster: ${marker} at ${new Date().toISOString()}\n`;
+    await Deno.writeTextFile(process.logFile, line, { append: true });
+    const fresh = spawnLogged(process.spawnOptions);
+    const index = this.#processes.indexOf(process);
+    if (index >= 0) this.#processes[index] = fresh;
+    else this.#processes.push(fresh);
+    return fresh;
   }
 
   /** Every process ever spawned here, in start order (running or not). */

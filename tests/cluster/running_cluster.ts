@@ -9,6 +9,7 @@ import { AgentHandle, type AgentKind, oursBinary } from "./agents.ts";
 import type { ClusterBinaries } from "./build.ts";
 import type { AgentRbac, ClusterOptions } from "./cluster.ts";
 import { ClusterNode } from "./cluster_node.ts";
+import type { ComponentControl } from "./component_control.ts";
 import type { ControlPlane } from "./control_plane.ts";
 import { type DriverKind, nodeDriverPaths, startNodeDriver, startRecorder } from "./drivers.ts";
 import { detachLoopDevices, HOSTPATH_DRIVER_NAME, HOSTPATH_TOPOLOGY_KEY } from "./hostpath.ts";
@@ -20,6 +21,7 @@ import { type ProcessGroup, runCommand } from "./process.ts";
 import { grantUpstreamProvisionerRbac } from "./rbac.ts";
 import { createClusterObjects, storageClassName } from "./setup.ts";
 import { startSnapshotting } from "./snapshots.ts";
+import { StallingProxy } from "./stall_proxy.ts";
 
 export { ClusterNode };
 
@@ -37,6 +39,11 @@ export interface StartAgentOptions {
   /** Override the binary (default: upstream's csi-provisioner or dist/csi-node-provisioner). */
   binary?: string;
   env?: Record<string, string>;
+  /**
+   * The API server URL of the agent's kubeconfig; default kube-apiserver
+   * itself. Pass a proxy's `url` (cluster.startApiProxy()) to put it between.
+   */
+  apiServer?: string;
 }
 
 export interface ClusterInit {
@@ -75,6 +82,7 @@ export class RunningCluster implements AsyncDisposable {
   readonly timings: Record<string, number> = {};
   #init: ClusterInit;
   #stopping: Promise<void> | undefined;
+  readonly #proxies: StallingProxy[] = [];
 
   constructor(init: ClusterInit) {
     this.#init = init;
@@ -97,6 +105,35 @@ export class RunningCluster implements AsyncDisposable {
       const paths = nodeDriverPaths(join(init.dir, "nodes", name), { recorded });
       return new ClusterNode({ name, index, kind: this.driverKind, paths });
     });
+  }
+
+  /** kube-apiserver: stop(), start() (same port and certificate), restart(), freeze(), thaw(). */
+  get apiserver(): ComponentControl {
+    return this.#init.controlPlane.apiserver;
+  }
+
+  /** etcd: stop(), start() (same port and data dir), restart(), freeze(), thaw(). */
+  get etcd(): ComponentControl {
+    return this.#init.controlPlane.etcd;
+  }
+
+  /**
+   * A stalling proxy in front of kube-apiserver (stall_proxy.ts), terminating
+   * TLS with kube-apiserver's own certificate so that agents started with
+   * `apiServer: proxy.url` verify it with the cluster's CA. stop() closes it.
+   */
+  async startApiProxy(): Promise<StallingProxy> {
+    const { servingCert, server } = this.#init.controlPlane;
+    const target = new URL(server);
+    const proxy = new StallingProxy({ hostname: target.hostname, port: Number(target.port) }, {
+      tls: {
+        certPem: await Deno.readTextFile(servingCert.certFile),
+        keyPem: await Deno.readTextFile(servingCert.keyFile),
+        caPem: this.caPem,
+      },
+    });
+    this.#proxies.push(proxy);
+    return proxy;
   }
 
   /** The cluster's StorageClass of a driver pool: `csi-hostpath-<pool>` (upstream's), or `test-<pool>`. */
@@ -202,8 +239,14 @@ export class RunningCluster implements AsyncDisposable {
     return node;
   }
 
-  /** A kubeconfig for the ServiceAccount (created if missing) with a TokenRequest token. */
-  async identity(ref: IdentityRef): Promise<string> {
+  /**
+   * A kubeconfig for the ServiceAccount (created if missing) with a
+   * TokenRequest token; `server` names another API server URL (a proxy's).
+   */
+  async identity(
+    ref: IdentityRef,
+    options: { server?: string; fileSuffix?: string } = {},
+  ): Promise<string> {
     return await identityKubeconfig(
       {
         admin: this.admin,
@@ -212,6 +255,7 @@ export class RunningCluster implements AsyncDisposable {
         dir: join(this.dir, "identities"),
       },
       ref,
+      options,
     );
   }
 
@@ -235,7 +279,10 @@ export class RunningCluster implements AsyncDisposable {
       { namespace: this.agentNamespace, serviceAccount: `csi-provisioner-${node.name}` };
     const rbac = options.rbac ??
       (options.identity ? "none" : this.#init.options.agentRbac ?? "upstream");
-    const kubeconfigPath = await this.identity(identity);
+    const kubeconfigPath = await this.identity(
+      identity,
+      options.apiServer ? { server: options.apiServer, fileSuffix: "proxied" } : {},
+    );
     if (rbac === "upstream") await this.grantUpstreamProvisionerRbac(identity);
     if (rbac === "cluster-admin") await this.grantClusterAdmin(identity);
     const binary = options.binary ??
@@ -289,6 +336,9 @@ export class RunningCluster implements AsyncDisposable {
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       for (const node of this.nodes) node.recorder?.close();
+      // A frozen process would only die at the SIGKILL deadline.
+      for (const component of [this.apiserver, this.etcd]) component.thaw();
+      await Promise.all(this.#proxies.map((proxy) => proxy.close()));
       await this.#init.group.stopAll();
       // Block volumes left behind keep a loop device each (hostpath attaches them).
       if (this.driverKind === "hostpath") await detachLoopDevices(this.dir).catch(() => []);

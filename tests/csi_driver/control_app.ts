@@ -2,7 +2,8 @@
  * The control endpoint's routes, over the in-process control:
  *   GET /volumes, GET /calls[?method=M], DELETE /calls, GET /pools,
  *   PUT /pools/:kind {size, maxVolumeSize?}, GET /faults,
- *   POST /faults {method, code?, message?, times?, latencyMs?, hang?, notReady?, omitReady?, after?},
+ *   POST /faults {method, code?, message?, times?, latencyMs?, latencyMaxMs?, hang?, notReady?,
+ *     omitReady?, after?, lostAnswer?, probability?},
  *   DELETE /faults[?method=M].
  * Errors answer {"error": "..."} with 400 (bad input) or 404 (no such pool or route).
  */

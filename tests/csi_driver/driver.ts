@@ -76,6 +76,7 @@ export async function startDriver(
     calls: core.calls,
     logger,
     stopping: stopping.signal,
+    cutConnections: () => server.drain(grpcTarget(config.socketPath), 0),
   });
   const control = inProcessControl(core);
   const controlServer = await listen(config, { server, control });

@@ -4,7 +4,13 @@
  * see a consistent plan.
  */
 import { parseStatusCode, statusName } from "./csi_error.ts";
-import { CSI_METHODS, type CsiMethod, type FaultSpec, type FaultState } from "./types.ts";
+import {
+  CSI_METHODS,
+  type CsiMethod,
+  type FaultSpec,
+  type FaultState,
+  type LostAnswer,
+} from "./types.ts";
 
 /** What one call must do, decided when it arrives. */
 export interface CallPlan {
@@ -13,6 +19,8 @@ export interface CallPlan {
   error: { code: number; message: string; after: boolean } | null;
   /** Probe only: how to report readiness instead of ready=true. */
   ready: "false" | "absent" | null;
+  /** Do the work, then lose its answer this way (fail: with this code and message). */
+  lost: { mode: LostAnswer; code: number; message: string } | null;
 }
 
 type Counted = { remaining: number | null };
@@ -29,7 +37,14 @@ const FAULT_FIELDS = new Set([
   "notReady",
   "omitReady",
   "after",
+  "lostAnswer",
+  "latencyMaxMs",
+  "probability",
 ]);
+
+const LOST_ANSWERS: readonly LostAnswer[] = ["hang", "fail", "cut"];
+/** The code of a lost answer that fails: the caller cannot tell whether the work was done. */
+const LOST_ANSWER_CODE = 14; // UNAVAILABLE
 
 /** Validates a fault from JSON, listing every problem at once. */
 export function parseFaultSpec(input: unknown): ParsedFault {
@@ -54,7 +69,7 @@ export function parseFaultSpec(input: unknown): ParsedFault {
       problems.push(`code must be a gRPC error code 1-16 or its name; got ${JSON.stringify(code)}`);
     }
   }
-  for (const key of ["times", "latencyMs"]) {
+  for (const key of ["times", "latencyMs", "latencyMaxMs"]) {
     const value = raw[key];
     if (value !== undefined && !(Number.isSafeInteger(value) && (value as number) >= 0)) {
       problems.push(`${key} must be a whole number >= 0; got ${JSON.stringify(value)}`);
@@ -72,7 +87,8 @@ export function parseFaultSpec(input: unknown): ParsedFault {
     problems.push("notReady and omitReady apply to Probe only");
   }
   if (raw["after"] === true && code === undefined) problems.push("after needs a code to fail with");
-  const effects = ["code", "latencyMs", "hang", "notReady", "omitReady"];
+  problems.push(...lostAnswerProblems(raw));
+  const effects = ["code", "latencyMs", "hang", "notReady", "omitReady", "lostAnswer"];
   if (!effects.some((key) => raw[key] !== undefined)) {
     problems.push(`a fault sets at least one of ${effects.join(", ")}`);
   }
@@ -81,9 +97,44 @@ export function parseFaultSpec(input: unknown): ParsedFault {
     : { ok: true, fault: raw as unknown as FaultSpec };
 }
 
+/** What is wrong with the lost-answer, latency range and probability fields. */
+function lostAnswerProblems(raw: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const lost = raw["lostAnswer"];
+  if (lost !== undefined && !LOST_ANSWERS.includes(lost as LostAnswer)) {
+    problems.push(
+      `lostAnswer must be one of ${LOST_ANSWERS.join(", ")}; got ${JSON.stringify(lost)}`,
+    );
+  }
+  if (lost !== undefined && (raw["after"] !== undefined || raw["hang"] !== undefined)) {
+    problems.push("lostAnswer does the work itself: leave out after and hang");
+  }
+  if (lost !== undefined && lost !== "fail" && raw["code"] !== undefined) {
+    problems.push("a code goes with lostAnswer fail only");
+  }
+  const min = raw["latencyMs"];
+  const max = raw["latencyMaxMs"];
+  if (max !== undefined && (typeof min !== "number" || (max as number) < min)) {
+    problems.push("latencyMaxMs needs latencyMs, and at least as much");
+  }
+  const probability = raw["probability"];
+  if (
+    probability !== undefined &&
+    !(typeof probability === "number" && probability > 0 && probability <= 1)
+  ) {
+    problems.push(`probability must be in (0, 1]; got ${JSON.stringify(probability)}`);
+  }
+  return problems;
+}
+
 export class FaultTable {
-  readonly #faults = new Map<CsiMethod, FaultState>();
+  readonly #faults = new Map<CsiMethod, ArmedState>();
   readonly #waiters = new Map<CsiMethod, Set<() => void>>();
+  readonly #random: () => number;
+
+  constructor(options: { random?: () => number } = {}) {
+    this.#random = options.random ?? Math.random;
+  }
 
   /** Arms a validated fault: each part given replaces that part for the method. */
   set(fault: FaultSpec): void {
@@ -91,8 +142,18 @@ export class FaultTable {
     const counted: Counted = {
       remaining: fault.times === undefined || fault.times === 0 ? null : fault.times,
     };
-    if (fault.latencyMs !== undefined) state.latencyMs = fault.latencyMs;
-    if (fault.code !== undefined) {
+    if (fault.latencyMs !== undefined) {
+      state.latencyMs = fault.latencyMs;
+      state.latencyMaxMs = fault.latencyMaxMs ?? fault.latencyMs;
+    }
+    if (fault.probability !== undefined) state.probability = fault.probability;
+    if (fault.lostAnswer !== undefined) {
+      state.lost = { mode: fault.lostAnswer, ...counted };
+      const code = parseStatusCode(fault.code ?? LOST_ANSWER_CODE) ?? LOST_ANSWER_CODE;
+      const message = fault.message ??
+        "injected fault: the answer was lost after the work was done";
+      state.lostError = { code, message };
+    } else if (fault.code !== undefined) {
       const code = parseStatusCode(fault.code);
       if (code === undefined || code === 0) {
         throw new RangeError(`not a gRPC error code: ${fault.code}`);
@@ -118,25 +179,33 @@ export class FaultTable {
   }
 
   list(): FaultState[] {
-    return [...this.#faults.values()].map((state) => structuredClone(state));
+    return [...this.#faults.values()].map(({ lostError: _, ...state }) => structuredClone(state));
   }
 
   /** Decides what the call arriving now suffers, counting it against its faults. */
   take(method: CsiMethod): CallPlan {
     const state = this.#faults.get(method);
-    if (state === undefined) return { latencyMs: 0, hang: false, error: null, ready: null };
-    const plan: CallPlan = {
-      latencyMs: state.latencyMs,
-      hang: consume(state.hang),
-      error: consume(state.error) && state.error !== null
-        ? { code: state.error.code, message: state.error.message, after: state.error.after }
-        : null,
-      ready: consume(state.notReady) ? "false" : consume(state.omitReady) ? "absent" : null,
-    };
+    if (state === undefined) {
+      return { latencyMs: 0, hang: false, error: null, ready: null, lost: null };
+    }
+    const latencyMs = state.latencyMs +
+      Math.floor(this.#random() * (state.latencyMaxMs - state.latencyMs + 1));
+    const fires = state.probability >= 1 || this.#random() < state.probability;
+    const plan: CallPlan = { latencyMs, hang: false, error: null, ready: null, lost: null };
+    if (!fires) return plan;
+    plan.hang = consume(state.hang);
+    plan.error = consume(state.error) && state.error !== null
+      ? { code: state.error.code, message: state.error.message, after: state.error.after }
+      : null;
+    plan.ready = consume(state.notReady) ? "false" : consume(state.omitReady) ? "absent" : null;
+    plan.lost = consume(state.lost) && state.lost !== null
+      ? { mode: state.lost.mode, ...state.lostError }
+      : null;
     if (state.hang?.remaining === 0) state.hang = null;
     if (state.error?.remaining === 0) state.error = null;
     if (state.notReady?.remaining === 0) state.notReady = null;
     if (state.omitReady?.remaining === 0) state.omitReady = null;
+    if (state.lost?.remaining === 0) state.lost = null;
     if (isEmpty(state)) this.#faults.delete(method);
     return plan;
   }
@@ -160,13 +229,27 @@ export class FaultTable {
   }
 }
 
-function emptyState(method: CsiMethod): FaultState {
-  return { method, latencyMs: 0, error: null, hang: null, notReady: null, omitReady: null };
+/** A method's armed faults, with the code and message its lost answers fail with. */
+type ArmedState = FaultState & { lostError: { code: number; message: string } };
+
+function emptyState(method: CsiMethod): ArmedState {
+  return {
+    method,
+    latencyMs: 0,
+    latencyMaxMs: 0,
+    probability: 1,
+    error: null,
+    hang: null,
+    notReady: null,
+    omitReady: null,
+    lost: null,
+    lostError: { code: LOST_ANSWER_CODE, message: "" },
+  };
 }
 
 function isEmpty(state: FaultState): boolean {
   return state.latencyMs === 0 && state.error === null && state.hang === null &&
-    state.notReady === null && state.omitReady === null;
+    state.notReady === null && state.omitReady === null && state.lost === null;
 }
 
 /** True if the fault fires for this call; counts it down. */

@@ -10,7 +10,7 @@ import { loadCsiServices } from "../../lib/csi/proto.ts";
 import type { CallLog } from "./call_log.ts";
 import { CsiError, statusName } from "./csi_error.ts";
 import type { CsiHandler } from "./csi_handlers.ts";
-import type { FaultTable } from "./faults.ts";
+import type { CallPlan, FaultTable } from "./faults.ts";
 import type { CsiMethod } from "./types.ts";
 
 export interface CallDeps {
@@ -20,6 +20,8 @@ export interface CallDeps {
   logger: Logger;
   /** Aborts when the driver stops. */
   stopping: AbortSignal;
+  /** Cuts every client connection (a lost answer of mode "cut"); the socket keeps listening. */
+  cutConnections?: () => void;
 }
 
 type UnaryCall = grpc.ServerUnaryCall<unknown, unknown>;
@@ -76,6 +78,10 @@ async function runCall(
   const started = performance.now();
   const entry = deps.calls.begin(method, call.request, new Date());
   const plan = deps.faults.take(method);
+  if (plan.lost !== null) {
+    await runLostAnswer(method, call, { ...context, plan, entry, started });
+    return;
+  }
   const abort = callAbortSignal(call, deps.stopping);
   let response: unknown = null;
   let failure: CsiError | null = null;
@@ -118,6 +124,66 @@ async function runCall(
   else callback({ code: failure.code, details: failure.message });
 }
 
+/**
+ * A call whose work is done whatever the caller does (latency included: it
+ * is the work's duration), and whose answer is then lost: hung until the
+ * faults are cleared (then answered) or the caller gives up, failed with a
+ * code, or cut off with the whole connection. The call log records what the
+ * caller got: the code, or CANCELLED when it gave up first.
+ */
+async function runLostAnswer(
+  method: CsiMethod,
+  call: UnaryCall,
+  context: {
+    deps: CallDeps;
+    callback: grpc.sendUnaryData<unknown>;
+    plan: CallPlan;
+    entry: ReturnType<CallLog["begin"]>;
+    started: number;
+  },
+): Promise<void> {
+  const { deps, callback, plan } = context;
+  const lost = plan.lost!;
+  let response: unknown = null;
+  let failure: CsiError | null = null;
+  try {
+    if (plan.latencyMs > 0) await sleep(plan.latencyMs, deps.stopping);
+    response = (deps.handlers[method] as (request: unknown, p: CallPlan) => unknown)(
+      call.request,
+      plan,
+    );
+  } catch (error: unknown) {
+    // The work itself failed (or the driver is stopping): nothing was done, nothing to lose.
+    failure = error instanceof CsiError ? error : new CsiError(
+      grpc.status.UNAVAILABLE,
+      error instanceof Error ? error.message : String(error),
+    );
+  }
+  let outcome = failure ?? new CsiError(lost.code, lost.message);
+  if (failure === null && lost.mode === "hang") {
+    const abort = callAbortSignal(call, deps.stopping);
+    const released = await deps.faults.untilCleared(method, abort.signal);
+    abort.dispose();
+    outcome = released ? new CsiError(grpc.status.OK, "") : abort.signal.reason as CsiError;
+  }
+  if (failure === null && lost.mode === "cut") {
+    outcome = new CsiError(grpc.status.UNAVAILABLE, "connection cut after the work was done");
+  }
+  const durationMs = Math.round((performance.now() - context.started) * 1000) / 1000;
+  deps.calls.finish(context.entry, { code: outcome.code, message: outcome.message, durationMs });
+  deps.logger.info({
+    method,
+    code: statusName(outcome.code),
+    durationMs,
+    ...subject(call.request),
+    injected: failure === null,
+    lostAnswer: lost.mode,
+  }, "rpc");
+  if (failure === null && lost.mode === "cut") deps.cutConnections?.();
+  else if (outcome.code === grpc.status.OK) callback(null, response);
+  else callback({ code: outcome.code, details: outcome.message });
+}
+
 /** Names the volume a call is about, for the log line; never anything secret. */
 function subject(request: unknown): Record<string, string> {
   const fields = request as { name?: unknown; volume_id?: unknown } | null;
@@ -151,6 +217,8 @@ function callAbortSignal(
   call.on("cancelled", onCancel);
   stopping.addEventListener("abort", onStop);
   if (stopping.aborted) onStop();
+  // A caller that left while the work ran (a lost answer's) is not told again.
+  if (call.cancelled) onCancel();
   const timer = Number.isFinite(deadlineMs)
     ? setTimeout(onDeadline, Math.max(0, deadlineMs - Date.now()))
     : undefined;

@@ -95,7 +95,22 @@ export interface FaultSpec {
   omitReady?: boolean;
   /** With code: do the real work first, then fail (the answer was "lost"). */
   after?: boolean;
+  /**
+   * The work is done, then its answer is lost: the call hangs (until the
+   * faults are cleared, then answers), fails with `code` (default
+   * UNAVAILABLE), or its connection is cut. The work is done even when the
+   * caller gives up or dies before it is (external-provisioner #486: a volume
+   * made for a caller that is gone). Counted by `times` like a code.
+   */
+  lostAnswer?: LostAnswer;
+  /** With latencyMs: each call waits a random time in [latencyMs, latencyMaxMs]. */
+  latencyMaxMs?: number;
+  /** Each counted fault fires for a call with this probability (0 < p <= 1, default 1). */
+  probability?: number;
 }
+
+/** How an answer is lost once the work is done. */
+export type LostAnswer = "hang" | "fail" | "cut";
 
 /** What is armed for one method right now. */
 export interface FaultState {
@@ -106,6 +121,10 @@ export interface FaultState {
   hang: { remaining: number | null } | null;
   notReady: { remaining: number | null } | null;
   omitReady: { remaining: number | null } | null;
+  /** The answer after the work: lost this way. */
+  lost: { mode: LostAnswer; remaining: number | null } | null;
+  latencyMaxMs: number;
+  probability: number;
 }
 
 /** Steers a running driver; the in-process control and DriverControl both implement it. */

@@ -16,7 +16,7 @@ import { ensureClusterBinaries } from "../cluster/build.ts";
 import { ensureHelm } from "../cluster/helm_build.ts";
 import { loadUpstreamRbac } from "../cluster/rbac.ts";
 import { dryRunAccepted, startValidationCluster } from "./apply.ts";
-import { parseAgentArgs } from "./daemonset_checks.ts";
+import { checkJournalOnHostPath, parseAgentArgs } from "./daemonset_checks.ts";
 import {
   CHART_DIR,
   DEPLOY_DIR,
@@ -176,6 +176,14 @@ function checkSwappedDaemonSet(rendered: K8sObject, upstream: K8sObject): void {
   ok(parsed.kind === "run", JSON.stringify(parsed));
   strictEqual(parsed.config.csiAddress, "/csi/csi.sock");
   strictEqual(parsed.config.capacityOwnerrefLevel, 0);
+  // The intent journal lands beside the socket, in the plugin's host directory.
+  strictEqual(
+    checkJournalOnHostPath(rendered, {
+      mounts: after.volumeMounts as { name: string; mountPath: string }[],
+      journalPath: parsed.config.journalPath,
+    }),
+    "/var/lib/kubelet/plugins/csi-hostpath/csi-node-provisioner-journal.json",
+  );
   const port = after.ports?.find((candidate) => candidate.name === "metrics");
   strictEqual(parsed.config.httpEndpoint, `:${port?.containerPort}`);
   deepStrictEqual(after.livenessProbe?.httpGet, { path: "/healthz", port: "metrics" });

@@ -63,8 +63,33 @@ export function checkDaemonSet(objects: K8sObject[]): AgentContainer {
   // The CSI socket the agent dials is the driver's socket directory.
   strictEqual(config.csiAddress, "/csi/csi.sock");
   ok(agent.volumeMounts.some((mount) => mount.name === "socket-dir" && mount.mountPath === "/csi"));
+  checkJournalOnHostPath(daemonSet, {
+    mounts: agent.volumeMounts,
+    journalPath: config.journalPath,
+  });
   checkDriverMatches(objects, daemonSet);
   return agent;
+}
+
+/**
+ * The intent journal is on the node's disk: the mount that holds its file
+ * comes from a hostPath volume (not the image's read-only root, not an
+ * emptyDir that goes with the pod). Returns the host path of the journal.
+ */
+export function checkJournalOnHostPath(
+  daemonSet: K8sObject,
+  agent: { mounts: { name: string; mountPath: string }[]; journalPath: string },
+): string {
+  const volumes = (daemonSet.spec as {
+    template: { spec: { volumes?: { name: string; hostPath?: { path: string } }[] } };
+  }).template.spec.volumes ?? [];
+  const holding = agent.mounts
+    .filter((mount) => agent.journalPath.startsWith(`${mount.mountPath.replace(/\/$/, "")}/`))
+    .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+  ok(holding, `no volume mount holds the journal ${agent.journalPath}`);
+  const hostPath = volumes.find((volume) => volume.name === holding.name)?.hostPath?.path;
+  ok(hostPath, `the journal ${agent.journalPath} is on volume ${holding.name}, not a hostPath`);
+  return `${hostPath.replace(/\/$/, "")}${agent.journalPath.slice(holding.mountPath.length)}`;
 }
 
 /** Restricted, except the user (see deploy/daemonset.yaml: the socket is root's). */

@@ -62,6 +62,7 @@ import {
 const CONDITIONAL_CALLS_USED = [
   "patch persistentvolumeclaims",
   "get persistentvolumeclaims",
+  "get persistentvolumes",
   "get storage.k8s.io/volumeattributesclasses",
   "list storage.k8s.io/volumeattachments",
   "watch storage.k8s.io/volumeattachments",

@@ -87,8 +87,14 @@ export async function waitForClaimEvent(
  */
 export async function startOurAgents(
   cluster: RunningCluster,
-  options: { args?: string[]; nodes?: string[]; rbac?: AgentRbac; env?: Record<string, string> } =
-    {},
+  options: {
+    args?: string[];
+    nodes?: string[];
+    rbac?: AgentRbac;
+    env?: Record<string, string>;
+    /** The API server the agents' kubeconfig names, e.g. a stalling proxy's url. */
+    apiServer?: string;
+  } = {},
 ): Promise<Map<string, string>> {
   const urls = new Map<string, string>();
   for (const node of options.nodes ?? cluster.nodes.map((candidate) => candidate.name)) {
@@ -98,6 +104,7 @@ export async function startOurAgents(
       rbac: options.rbac ?? "cluster-admin",
       args: [`--http-endpoint=127.0.0.1:${port}`, ...(options.args ?? [])],
       ...(options.env ? { env: options.env } : {}),
+      ...(options.apiServer ? { apiServer: options.apiServer } : {}),
     });
     urls.set(node, `http://127.0.0.1:${port}`);
   }

@@ -13,6 +13,9 @@ csiNodeProvisioner) writes, in its DaemonSet:
 
 and drops the container's own image, command, ports and probes. Rendered
 with this chart's values: image, metrics.port, livenessProbe, readinessProbe.
+The agent's intent journal goes beside the socket of --csi-address, i.e. in
+the plugin's hostPath socket directory the container already mounts (see
+deploy/components/replace-csi-provisioner/container.yaml).
 */}}
 {{- define "csi-node-provisioner.replaceCsiProvisioner" -}}
 image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"

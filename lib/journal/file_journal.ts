@@ -1,0 +1,265 @@
+/**
+ * A journal in one file on the node's disk. Every change rewrites the file
+ * atomically: the whole journal goes to `<file>.tmp`, which is fsynced and
+ * renamed over the file, and then the directory is fsynced, so that after a
+ * crash at any instant the file holds either the state before the change or
+ * the one after, never a mix. Changes made while a write is running are
+ * committed together by the next write (one fsync for many), and a change
+ * resolves only once a write that includes it is on disk.
+ *
+ * A missing file is created (and its directory). A file that cannot be read
+ * as a journal is renamed `<file>.corrupt-<time>` with one Warning log line
+ * naming both files, the valid entries it still had are kept, and the agent
+ * goes on: an unreadable journal never stops it. Only the newest few
+ * set-aside files are kept, and the journal refuses new entries beyond its
+ * bounds, so its disk use stays bounded.
+ */
+import { open, readdir, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { mkdir } from "node:fs/promises";
+import type { Logger } from "../log/logger.ts";
+import { parseJournal, serializeJournal } from "./format.ts";
+import type { JournalMetrics } from "./metrics.ts";
+
+/** The steps of one write, in order (a crash test stops the process after each). */
+export type WriteStep = "tmp-written" | "tmp-synced" | "renamed" | "dir-synced";
+
+/** What the journal holds and how it is bounded. */
+export interface FileJournalOptions<T> {
+  /** The entry's key: one entry per key. */
+  keyOf(entry: T): string;
+  /** When the entry was first recorded (ISO 8601), for the age metric. */
+  sinceOf(entry: T): string;
+  /** Checks an entry read back from disk: the entry, or what is wrong with it. */
+  validate(raw: unknown): T | string;
+  logger: Logger;
+  metrics?: JournalMetrics;
+  /** Most entries at once (default 4096). */
+  maxEntries?: number;
+  /** Largest file, in bytes (default 32 MiB). */
+  maxBytes?: number;
+  /** Set-aside files kept (default 3); older ones are removed. */
+  keepSetAside?: number;
+  /** Called after each step of every write: a seam for crash tests. */
+  afterStep?: (step: WriteStep) => Promise<void> | void;
+  now?: () => Date;
+}
+
+/** A record refused because the journal is at its bounds. */
+export class JournalFullError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "JournalFullError";
+  }
+}
+
+const DEFAULT_MAX_ENTRIES = 4096;
+const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
+const DEFAULT_KEEP_SET_ASIDE = 3;
+const SET_ASIDE_INFIX = ".corrupt-";
+
+interface Waiter {
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** Opens (or creates) the journal at `path`; throws only when the path cannot be used at all. */
+export async function openFileJournal<T>(
+  path: string,
+  options: FileJournalOptions<T>,
+): Promise<FileJournal<T>> {
+  await mkdir(dirname(path), { recursive: true });
+  await rm(`${path}.tmp`, { force: true });
+  const loaded = await load(path, options);
+  const journal = new FileJournal(path, options, loaded.entries);
+  if (loaded.rewrite) await journal.flush();
+  return journal;
+}
+
+async function load<T>(
+  path: string,
+  options: FileJournalOptions<T>,
+): Promise<{ entries: T[]; rewrite: boolean }> {
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { entries: [], rewrite: true };
+    throw error;
+  }
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  if (size > maxBytes) {
+    await setAside(path, `${size} bytes, more than the journal's ${maxBytes}`, options);
+    return { entries: [], rewrite: true };
+  }
+  const handle = await open(path, "r");
+  const text = await handle.readFile({ encoding: "utf8" }).finally(() => handle.close());
+  const parsed = parseJournal(text, options.validate);
+  if (parsed.problems.length === 0) return { entries: parsed.entries, rewrite: false };
+  const kept = parsed.unreadable ? "" : `; kept its ${parsed.entries.length} valid entries`;
+  await setAside(path, `${parsed.problems.slice(0, 3).join("; ")}${kept}`, options);
+  return { entries: parsed.entries, rewrite: true };
+}
+
+/** Renames an unreadable journal out of the way, with the one Warning line that names it. */
+async function setAside<T>(path: string, problem: string, options: FileJournalOptions<T>) {
+  const stamp = (options.now?.() ?? new Date()).toISOString().replace(/[:.]/g, "-");
+  const aside = `${path}${SET_ASIDE_INFIX}${stamp}`;
+  await rename(path, aside);
+  options.metrics?.setAside();
+  options.logger.warn(
+    { journal: path, setAside: aside },
+    `Intent journal ${path} is unreadable (${problem}): set aside as ${aside}, going on without ` +
+      "it; volumes its entries named may need deleting by hand (see the README, Reliability)",
+  );
+  const keep = options.keepSetAside ?? DEFAULT_KEEP_SET_ASIDE;
+  const prefix = `${basename(path)}${SET_ASIDE_INFIX}`;
+  const old = (await readdir(dirname(path))).filter((name) => name.startsWith(prefix)).sort();
+  for (const name of old.slice(0, Math.max(0, old.length - keep))) {
+    await rm(join(dirname(path), name), { force: true });
+  }
+}
+
+/** The open journal. */
+export class FileJournal<T> {
+  readonly path: string;
+  readonly #options: FileJournalOptions<T>;
+  readonly #entries = new Map<string, { entry: T; text: string }>();
+  #bytes = 0;
+  #waiters: Waiter[] = [];
+  #writing = false;
+
+  constructor(path: string, options: FileJournalOptions<T>, entries: T[]) {
+    this.path = path;
+    this.#options = options;
+    for (const entry of entries) this.#put(entry);
+    options.metrics?.observe(this);
+  }
+
+  /** Entries now. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The oldest entry's time (ISO 8601), undefined when empty. */
+  oldestSince(): string | undefined {
+    let oldest: string | undefined;
+    for (const { entry } of this.#entries.values()) {
+      const since = this.#options.sinceOf(entry);
+      if (oldest === undefined || since < oldest) oldest = since;
+    }
+    return oldest;
+  }
+
+  entries(): T[] {
+    return [...this.#entries.values()].map(({ entry }) => entry);
+  }
+
+  /**
+   * Records (or replaces) an entry; resolves once it is on disk. An entry of
+   * the same key keeps its first `since` (the caller passes it through).
+   * Rejects with JournalFullError beyond the bounds, and with the I/O error
+   * when the write fails.
+   */
+  async record(entry: T): Promise<void> {
+    const key = this.#options.keyOf(entry);
+    const text = JSON.stringify(entry);
+    const previous = this.#entries.get(key);
+    if (previous?.text === text) return;
+    this.#checkBounds(previous?.text.length ?? 0, text.length, key);
+    this.#put(entry, text);
+    await this.#commit();
+  }
+
+  /** Removes an entry; resolves once that is on disk, or logs why it could not be written. */
+  async clear(key: string, outcome: string): Promise<void> {
+    const previous = this.#entries.get(key);
+    if (previous === undefined) return;
+    this.#entries.delete(key);
+    this.#bytes -= previous.text.length;
+    this.#options.metrics?.settled(outcome);
+    try {
+      await this.#commit();
+    } catch (error) {
+      // On disk the entry stays until the next write; settling it again later is harmless.
+      this.#options.logger.warn({ journal: this.path, err: error }, "Writing the journal failed");
+    }
+  }
+
+  /** Writes the current state (used after loading a journal that had to be repaired). */
+  async flush(): Promise<void> {
+    await this.#commit();
+  }
+
+  #checkBounds(oldBytes: number, newBytes: number, key: string): void {
+    const maxEntries = this.#options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    const maxBytes = this.#options.maxBytes ?? DEFAULT_MAX_BYTES;
+    const entries = this.#entries.size + (oldBytes === 0 ? 1 : 0);
+    const bytes = this.#bytes - oldBytes + newBytes;
+    if (entries > maxEntries || bytes > maxBytes) {
+      throw new JournalFullError(
+        `the intent journal ${this.path} is full (${this.#entries.size} entries, ${this.#bytes} ` +
+          `bytes; at most ${maxEntries} entries and ${maxBytes} bytes): no new volume (${key}) ` +
+          "is created until earlier ones are settled",
+      );
+    }
+  }
+
+  #put(entry: T, text = JSON.stringify(entry)): void {
+    const key = this.#options.keyOf(entry);
+    this.#bytes += text.length - (this.#entries.get(key)?.text.length ?? 0);
+    this.#entries.set(key, { entry, text });
+  }
+
+  #commit(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#waiters.push({ resolve, reject });
+      void this.#writeLoop();
+    });
+  }
+
+  /** One write at a time; whoever waits when it starts is served by it. */
+  async #writeLoop(): Promise<void> {
+    if (this.#writing) return;
+    this.#writing = true;
+    try {
+      while (this.#waiters.length > 0) {
+        const batch = this.#waiters;
+        this.#waiters = [];
+        const text = serializeJournal([...this.#entries.values()].map(({ entry }) => entry));
+        try {
+          await this.#writeAtomically(text);
+          for (const waiter of batch) waiter.resolve();
+        } catch (error) {
+          this.#options.metrics?.writeFailed();
+          for (const waiter of batch) waiter.reject(error);
+        }
+      }
+    } finally {
+      this.#writing = false;
+    }
+  }
+
+  async #writeAtomically(text: string): Promise<void> {
+    const step = this.#options.afterStep ?? (() => {});
+    const tmp = `${this.path}.tmp`;
+    const file = await open(tmp, "w", 0o600);
+    try {
+      await file.writeFile(text, { encoding: "utf8" });
+      await step("tmp-written");
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await step("tmp-synced");
+    await rename(tmp, this.path);
+    await step("renamed");
+    const directory = await open(dirname(this.path), "r");
+    try {
+      await directory.sync();
+    } finally {
+      await directory.close();
+    }
+    await step("dir-synced");
+  }
+}

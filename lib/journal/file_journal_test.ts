@@ -1,0 +1,192 @@
+/**
+ * The file journal on a real filesystem (a temporary directory): created
+ * when missing, read back after a reopen, rewritten atomically, bounded, and
+ * an unreadable file set aside with one Warning line while the agent goes on.
+ */
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Registry } from "prom-client";
+import { createLogger } from "../log/logger.ts";
+import { type FileJournalOptions, JournalFullError, openFileJournal } from "./file_journal.ts";
+import { createJournalMetrics } from "./metrics.ts";
+
+interface Entry {
+  key: string;
+  since: string;
+  value?: string;
+}
+
+function setUp(overrides: Partial<FileJournalOptions<Entry>> = {}) {
+  const lines: string[] = [];
+  const logger = createLogger({ verbosity: 2, sink: { write: (line) => lines.push(line) } });
+  const registry = new Registry();
+  const options: FileJournalOptions<Entry> = {
+    keyOf: (entry) => entry.key,
+    sinceOf: (entry) => entry.since,
+    validate: (raw) =>
+      typeof raw === "object" && raw !== null && typeof (raw as Entry).key === "string"
+        ? raw as Entry
+        : `bad entry ${JSON.stringify(raw)}`,
+    logger,
+    metrics: createJournalMetrics(registry, { now: () => Date.parse("2026-01-01T01:00:00Z") }),
+    ...overrides,
+  };
+  return { lines, registry, options };
+}
+
+async function tempPath(): Promise<string> {
+  return join(await mkdtemp(join(tmpdir(), "journal-test-")), "sub", "journal.json");
+}
+
+const entry = (key: string, value = "v"): Entry => ({
+  key,
+  since: "2026-01-01T00:00:00.000Z",
+  value,
+});
+
+Deno.test("a missing journal (and its directory) is created, empty", async () => {
+  const path = await tempPath();
+  const { options } = setUp();
+  const journal = await openFileJournal(path, options);
+  deepStrictEqual(journal.entries(), []);
+  deepStrictEqual(JSON.parse(await readFile(path, "utf8")), {
+    kind: "csi-node-provisioner-journal",
+    version: 1,
+    entries: [],
+  });
+});
+
+Deno.test("entries survive a reopen; cleared ones do not; the file is only ours to read", async () => {
+  const path = await tempPath();
+  const { options } = setUp();
+  const journal = await openFileJournal(path, options);
+  await journal.record(entry("a"));
+  await journal.record(entry("b"));
+  await journal.record(entry("a", "changed"));
+  await journal.clear("b", "pv_saved");
+  const again = await openFileJournal(path, options);
+  deepStrictEqual(again.entries(), [entry("a", "changed")]);
+  strictEqual((await Deno.stat(path)).mode! & 0o777, 0o600);
+  deepStrictEqual((await readdir(join(path, ".."))).sort(), ["journal.json"]);
+});
+
+Deno.test("changes made during a write are committed together by the next one", async () => {
+  const path = await tempPath();
+  let writes = 0;
+  const { options } = setUp({ afterStep: (step) => void (step === "renamed" && writes++) });
+  const journal = await openFileJournal(path, options);
+  writes = 0;
+  await Promise.all(Array.from({ length: 50 }, (_, i) => journal.record(entry(`k${i}`))));
+  ok(writes >= 1 && writes <= 3, `${writes} writes for 50 records`);
+  strictEqual((await openFileJournal(path, options)).entries().length, 50);
+  await journal.record(entry("k1"));
+  ok(writes <= 3, "recording the same entry again writes nothing");
+});
+
+Deno.test("an unreadable journal is set aside with one Warning naming both files; the agent goes on", async () => {
+  const path = await tempPath();
+  const { options, lines, registry } = setUp({ now: () => new Date("2026-02-03T04:05:06.789Z") });
+  await openFileJournal(path, options);
+  await writeFile(path, '{"kind":"csi-node-provisioner-journal","version":1,"entr');
+  const journal = await openFileJournal(path, options);
+  deepStrictEqual(journal.entries(), []);
+  const aside = `${path}.corrupt-2026-02-03T04-05-06-789Z`;
+  strictEqual(
+    await readFile(aside, "utf8"),
+    '{"kind":"csi-node-provisioner-journal","version":1,"entr',
+  );
+  const warnings = lines.filter((line) => line.includes("unreadable"));
+  strictEqual(warnings.length, 1);
+  ok(warnings[0]!.includes(path) && warnings[0]!.includes(aside), warnings[0]!);
+  ok((await registry.metrics()).includes("csi_node_provisioner_journal_set_aside_total 1"));
+  await journal.record(entry("after"));
+  deepStrictEqual((await openFileJournal(path, options)).entries(), [entry("after")]);
+});
+
+Deno.test("a journal with some bad entries keeps the good ones and sets the file aside", async () => {
+  const path = await tempPath();
+  const { options } = setUp();
+  await openFileJournal(path, options);
+  await writeFile(
+    path,
+    JSON.stringify({
+      kind: "csi-node-provisioner-journal",
+      version: 1,
+      entries: [entry("good"), { nope: 1 }],
+    }),
+  );
+  const journal = await openFileJournal(path, options);
+  deepStrictEqual(journal.entries(), [entry("good")]);
+  const names = await readdir(join(path, ".."));
+  strictEqual(names.filter((name) => name.includes(".corrupt-")).length, 1);
+  deepStrictEqual((await openFileJournal(path, options)).entries(), [entry("good")]);
+});
+
+Deno.test("a journal of another version is set aside, not misread", async () => {
+  const path = await tempPath();
+  const { options } = setUp();
+  await openFileJournal(path, options);
+  await writeFile(path, JSON.stringify({ kind: "csi-node-provisioner-journal", version: 2 }));
+  deepStrictEqual((await openFileJournal(path, options)).entries(), []);
+});
+
+Deno.test("only the newest set-aside files are kept", async () => {
+  const path = await tempPath();
+  let tick = 0;
+  const { options } = setUp({ now: () => new Date(Date.UTC(2026, 0, 1, 0, 0, tick++)) });
+  await openFileJournal(path, options);
+  for (let i = 0; i < 5; i++) {
+    await writeFile(path, "garbage");
+    await openFileJournal(path, options);
+  }
+  const aside = (await readdir(join(path, ".."))).filter((name) => name.includes(".corrupt-"));
+  deepStrictEqual(aside.sort(), [
+    "journal.json.corrupt-2026-01-01T00-00-02-000Z",
+    "journal.json.corrupt-2026-01-01T00-00-03-000Z",
+    "journal.json.corrupt-2026-01-01T00-00-04-000Z",
+  ]);
+});
+
+Deno.test("the journal refuses entries beyond its bounds, and a file too large is set aside unread", async () => {
+  const path = await tempPath();
+  const { options } = setUp({ maxEntries: 2, maxBytes: 4096 });
+  const journal = await openFileJournal(path, options);
+  await journal.record(entry("a"));
+  await journal.record(entry("b"));
+  await rejects(journal.record(entry("c")), JournalFullError);
+  await journal.record(entry("a", "replacing an entry is fine"));
+  await rejects(journal.record(entry("b", "x".repeat(5000))), JournalFullError);
+  await writeFile(path, "x".repeat(5000));
+  deepStrictEqual((await openFileJournal(path, options)).entries(), []);
+});
+
+Deno.test("metrics: entries and the oldest entry's age are read at each scrape", async () => {
+  const path = await tempPath();
+  const { options, registry } = setUp();
+  const journal = await openFileJournal(path, options);
+  await journal.record(entry("a"));
+  await journal.clear("missing", "pv_saved");
+  await journal.record(entry("b"));
+  await journal.clear("b", "volume_deleted");
+  const text = await registry.metrics();
+  ok(text.includes("csi_node_provisioner_journal_entries 1"), text);
+  ok(text.includes("csi_node_provisioner_journal_oldest_entry_age_seconds 3600"), text);
+  ok(text.includes('csi_node_provisioner_journal_settled_total{outcome="volume_deleted"} 1'), text);
+});
+
+Deno.test("a write that fails rejects record() and counts; clear() only logs", async () => {
+  const path = await tempPath();
+  const { options, registry } = setUp({
+    afterStep: (step) => {
+      if (step === "tmp-written" && failing) throw new Error("EIO: disk gone");
+    },
+  });
+  let failing = false;
+  const journal = await openFileJournal(path, options);
+  failing = true;
+  await rejects(journal.record(entry("a")), /EIO/);
+  await journal.clear("a", "pv_saved");
+  ok((await registry.metrics()).includes("csi_node_provisioner_journal_write_failures_total 2"));
+});

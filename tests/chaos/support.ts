@@ -1,0 +1,364 @@
+/**
+ * What the chaos tests share: bursts of claims selected to a node, random
+ * moments from a seeded generator (the seed is printed: CHAOS_SEED=<n>
+ * replays a run's moments), agents killed and restarted (and restarted when
+ * they exit on their own, as the kubelet would), the ledger that counts what
+ * a user would see (claims, PVs, the driver's volumes, leaks, duplicates,
+ * lost volumes), and the one line each scenario prints.
+ */
+import assert from "node:assert/strict";
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from "@kubernetes/client-node";
+import { startCluster } from "../cluster/cluster.ts";
+import type { ClusterNode } from "../cluster/cluster_node.ts";
+import type { RunningCluster } from "../cluster/running_cluster.ts";
+import { delay, waitFor } from "../cluster/wait.ts";
+import { selectedClaim, startOurAgents } from "../integration/support.ts";
+
+/** The flags of every chaos agent: short timeouts and retries, so that faults cost seconds. */
+export const CHAOS_AGENT_ARGS: readonly string[] = [
+  "--worker-threads=5",
+  "--timeout=3s",
+  "--retry-interval-start=200ms",
+  "--retry-interval-max=2s",
+  "-v=2",
+];
+
+/**
+ * One node, named node-a, with the project's test driver (the chaos faults,
+ * latency and lost answers, are its own) and our agent, started with
+ * CHAOS_AGENT_ARGS and then `agentArgs` (a repeated flag: the last wins).
+ */
+export async function startChaosCluster(
+  options: { capacity: string; agentArgs?: string[]; auditLog?: boolean },
+): Promise<RunningCluster> {
+  const cluster = await startCluster({
+    nodes: ["node-a"],
+    driver: "test",
+    driverOptions: { capacity: { fast: options.capacity } },
+    storageCapacity: false,
+    ...(options.auditLog ? { auditLog: {} } : {}),
+  });
+  try {
+    await startOurAgents(cluster, { args: [...CHAOS_AGENT_ARGS, ...(options.agentArgs ?? [])] });
+  } catch (error) {
+    await cluster[Symbol.asyncDispose]();
+    throw error;
+  }
+  return cluster;
+}
+
+/** Calls of a method the driver got, and those whose answer the agent did not get (not OK). */
+export async function callCounts(
+  node: ClusterNode,
+  method: "CreateVolume" | "DeleteVolume",
+): Promise<Record<string, number>> {
+  const calls = await node.calls(method);
+  return {
+    [`${method} calls`]: calls.length,
+    "answers lost or abandoned": calls.filter((call) => call.codeName !== "OK").length,
+  };
+}
+
+/** A random generator from a seed (mulberry32), so that a run's moments can be replayed. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The seed of this run: CHAOS_SEED, or a fresh one; printed by the caller. */
+export function chaosSeed(): number {
+  const given = Number(Deno.env.get("CHAOS_SEED"));
+  return Number.isSafeInteger(given) && given > 0 ? given : Date.now() % 2_147_483_647;
+}
+
+/** A whole number of milliseconds in [min, max]. */
+export function between(random: () => number, min: number, max: number): number {
+  return Math.round(min + random() * (max - min));
+}
+
+/** Creates `count` claims selected to the given nodes in turn; resolves to their names. */
+export async function createBurst(
+  cluster: RunningCluster,
+  options: {
+    namespace: string;
+    count: number;
+    nodes: string[];
+    storageClass: string;
+    prefix?: string;
+    size?: string;
+  },
+): Promise<string[]> {
+  const names = Array.from({ length: options.count }, (_, i) => `${options.prefix ?? "c"}-${i}`);
+  await Promise.all(
+    names.map((name, i) =>
+      cluster.admin.core.createNamespacedPersistentVolumeClaim({
+        namespace: options.namespace,
+        body: selectedClaim(name, {
+          node: options.nodes[i % options.nodes.length]!,
+          storageClass: options.storageClass,
+          size: options.size ?? "10Mi",
+          driverName: cluster.driverName,
+        }),
+      })
+    ),
+  );
+  return names;
+}
+
+/** Creates one claim selected to the node; resolves to its uid. */
+export async function createClaim(
+  cluster: RunningCluster,
+  options: { namespace: string; name: string; node: string; storageClass: string },
+): Promise<string> {
+  const created = await cluster.admin.core.createNamespacedPersistentVolumeClaim({
+    namespace: options.namespace,
+    body: selectedClaim(options.name, {
+      node: options.node,
+      storageClass: options.storageClass,
+      size: "10Mi",
+      driverName: cluster.driverName,
+    }),
+  });
+  return created.metadata?.uid ?? "";
+}
+
+/** Deletes a claim and waits until it is gone (so that its name can be used again). */
+export async function deleteClaim(
+  cluster: RunningCluster,
+  ref: { namespace: string; name: string },
+): Promise<void> {
+  await cluster.admin.core.deleteNamespacedPersistentVolumeClaim(ref);
+  await waitFor(async () => {
+    try {
+      await cluster.admin.core.readNamespacedPersistentVolumeClaim(ref);
+      return false;
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return true;
+      throw error;
+    }
+  }, { description: `claim ${ref.namespace}/${ref.name} gone`, timeoutMs: 30_000 });
+}
+
+/** The volume names the node's driver holds. */
+export async function volumeNames(node: ClusterNode): Promise<Set<string>> {
+  return new Set((await node.volumes()).map((volume) => volume.name));
+}
+
+/** The claims of a namespace. */
+export async function claimsIn(
+  cluster: RunningCluster,
+  namespace: string,
+): Promise<V1PersistentVolumeClaim[]> {
+  return (await cluster.admin.core.listNamespacedPersistentVolumeClaim({ namespace })).items;
+}
+
+/** How many claims of the namespace are Bound. */
+export async function boundIn(cluster: RunningCluster, namespace: string): Promise<number> {
+  return (await claimsIn(cluster, namespace)).filter((claim) => claim.status?.phase === "Bound")
+    .length;
+}
+
+/** Waits until `count` claims of the namespace are Bound. */
+export async function waitBound(
+  cluster: RunningCluster,
+  namespace: string,
+  options: { count: number; timeoutMs: number },
+): Promise<void> {
+  await waitFor(async () => (await boundIn(cluster, namespace)) >= options.count, {
+    description: `${options.count} claims of ${namespace} Bound`,
+    timeoutMs: options.timeoutMs,
+    intervalMs: 250,
+  });
+}
+
+/** What a user would count, over the driver's PVs and every node's driver. */
+export interface Ledger {
+  claims: number;
+  bound: number;
+  pvs: number;
+  volumes: number;
+  /** Driver volumes no PV holds. */
+  leaks: string[];
+  /** Claims with more than one PV, and volume names held twice. */
+  duplicates: string[];
+  /** PVs whose volume is not in any driver. */
+  lost: string[];
+  /** Bound claims whose PV does not name them. */
+  misbound: string[];
+}
+
+/** Counts claims (of the given namespaces), PVs and volumes, and what does not match. */
+export async function ledger(
+  cluster: RunningCluster,
+  namespaces: string[],
+): Promise<Ledger> {
+  const claims = (await Promise.all(namespaces.map((ns) => claimsIn(cluster, ns)))).flat();
+  const pvs = (await cluster.admin.core.listPersistentVolume()).items
+    .filter((pv) => pv.spec?.csi?.driver === cluster.driverName);
+  const volumes = (await Promise.all(cluster.nodes.map((node) => node.volumes()))).flat();
+  const handles = new Set(pvs.map((pv) => pv.spec?.csi?.volumeHandle));
+  const ids = new Set(volumes.map((volume) => volume.id));
+  const byClaim = countBy(pvs, (pv) => pv.spec?.claimRef?.uid ?? "");
+  const byName = countBy(volumes, (volume) => volume.name);
+  const pvByName = new Map(pvs.map((pv) => [pv.metadata?.name, pv]));
+  return {
+    claims: claims.length,
+    bound: claims.filter((claim) => claim.status?.phase === "Bound").length,
+    pvs: pvs.length,
+    volumes: volumes.length,
+    leaks: volumes.filter((volume) => !handles.has(volume.id)).map((v) => `${v.name} (${v.id})`),
+    duplicates: [
+      ...[...byClaim].filter(([uid, n]) => uid !== "" && n > 1).map(([uid, n]) =>
+        `claim ${uid}: ${n} PVs`
+      ),
+      ...[...byName].filter(([, n]) => n > 1).map(([name, n]) => `volume ${name}: ${n} times`),
+    ],
+    lost: pvs.filter((pv) => !ids.has(pv.spec?.csi?.volumeHandle ?? "")).map(pvName),
+    misbound: claims.filter((claim) => claim.status?.phase === "Bound").filter((claim) =>
+      pvByName.get(claim.spec?.volumeName)?.spec?.claimRef?.uid !== claim.metadata?.uid
+    ).map((claim) => claim.metadata?.name ?? ""),
+  };
+}
+
+function pvName(pv: V1PersistentVolume): string {
+  return pv.metadata?.name ?? "";
+}
+
+function countBy<T>(items: T[], key: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+}
+
+/** Waits until the ledger has no leak and no lost volume, and the counts expected (settling takes a few retries). */
+export async function settledLedger(
+  cluster: RunningCluster,
+  namespaces: string[],
+  options: { timeoutMs?: number; expectVolumes?: number; expectPvs?: number } = {},
+): Promise<Ledger> {
+  let last: Ledger | undefined;
+  try {
+    return await waitFor(async () => {
+      last = await ledger(cluster, namespaces);
+      const settled = last.leaks.length === 0 && last.lost.length === 0 &&
+        (options.expectVolumes === undefined || last.volumes === options.expectVolumes) &&
+        (options.expectPvs === undefined || last.pvs === options.expectPvs);
+      return settled ? last : undefined;
+    }, {
+      description: "every volume held by one PV",
+      timeoutMs: options.timeoutMs ?? 60_000,
+      intervalMs: 500,
+    });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last count: ${JSON.stringify(last)}`);
+  }
+}
+
+/** Asserts what every scenario promises: one PV per claim, nothing leaked, lost or doubled. */
+export function assertClean(counted: Ledger, expected: { bound: number }): void {
+  assert.deepEqual(counted.leaks, [], "volumes without a PV (leaked)");
+  assert.deepEqual(counted.lost, [], "PVs whose volume is gone (lost)");
+  assert.deepEqual(counted.duplicates, [], "duplicates");
+  assert.deepEqual(counted.misbound, [], "claims bound to a PV made for another");
+  assert.equal(counted.bound, expected.bound, "Bound claims");
+}
+
+/** Prints the scenario's line: what was injected and what was counted. */
+export function report(
+  scenario: string,
+  injected: Record<string, unknown>,
+  counted: Ledger | Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): void {
+  const counts = isLedger(counted)
+    ? {
+      claims: counted.claims,
+      bound: counted.bound,
+      pvs: counted.pvs,
+      volumes: counted.volumes,
+      leaks: counted.leaks.length,
+      duplicates: counted.duplicates.length,
+      lost: counted.lost.length,
+    }
+    : counted;
+  const line = (record: Record<string, unknown>) =>
+    Object.entries(record).map(([key, value]) => `${key} ${value}`).join(", ");
+  console.log(
+    `CHAOS ${scenario} | injected: ${line(injected)} | counted: ${line({ ...counts, ...extra })}`,
+  );
+}
+
+function isLedger(value: Ledger | Record<string, unknown>): value is Ledger {
+  return Array.isArray((value as Ledger).leaks);
+}
+
+/**
+ * A node's agent under chaos: the test kills it (SIGKILL) and it is started
+ * again at once; if it exits on its own (it does when its connection to the
+ * driver is cut: crash-only, as upstream), it is restarted too, as the
+ * kubelet would, and counted.
+ */
+export class ChaosAgent {
+  readonly node: ClusterNode;
+  kills = 0;
+  selfExits = 0;
+  #busy: Promise<void> = Promise.resolve();
+  #stopped = false;
+  readonly #watching: Promise<void>;
+
+  constructor(node: ClusterNode) {
+    if (!node.agent) throw new Error(`${node.name} has no agent`);
+    this.node = node;
+    this.#watching = this.#watchExits();
+  }
+
+  /** SIGKILL, then the same command line again. */
+  kill(): Promise<void> {
+    this.#busy = this.#busy.then(async () => {
+      await this.node.agent!.kill();
+      this.kills++;
+      await this.node.agent!.restart();
+    });
+    return this.#busy;
+  }
+
+  async #watchExits(): Promise<void> {
+    while (!this.#stopped) {
+      const process = this.node.agent!.process;
+      await process.exited;
+      await this.#busy;
+      if (this.#stopped) return;
+      if (this.node.agent!.process !== process) continue;
+      this.selfExits++;
+      this.#busy = this.node.agent!.restart();
+      await this.#busy;
+    }
+  }
+
+  /** Kills at random moments until `kills` kills were made or `done()` holds. */
+  async killAtRandom(
+    random: () => number,
+    options: { kills: number; gapMs: [number, number]; done: () => Promise<boolean> },
+  ): Promise<number> {
+    for (let i = 0; i < options.kills; i++) {
+      await delay(between(random, ...options.gapMs));
+      if (await options.done()) break;
+      await this.kill();
+    }
+    return this.kills;
+  }
+
+  /** Stops restarting it and stops it; resolves once it exited. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#busy;
+    await this.node.agent!.stop();
+    await this.#watching;
+  }
+}

@@ -1,0 +1,35 @@
+/** An in-memory intent journal for unit tests: what was recorded and cleared, in order. */
+import type { Intent, IntentOutcome } from "../../lib/provision/intent.ts";
+import type { Journal } from "../../lib/provision/ports.ts";
+
+export class MemoryJournal implements Journal {
+  readonly #entries = new Map<string, Intent>();
+  /** Every record and clear, e.g. "record pvc-1", "clear pvc-1 pv_saved". */
+  readonly log: string[] = [];
+  /** The next records fail with this error while set. */
+  failRecords: Error | undefined;
+
+  constructor(intents: Intent[] = []) {
+    for (const intent of intents) this.#entries.set(intent.pvName, structuredClone(intent));
+  }
+
+  record(intent: Intent): Promise<void> {
+    if (this.failRecords !== undefined) return Promise.reject(this.failRecords);
+    this.#entries.set(intent.pvName, structuredClone(intent));
+    this.log.push(`record ${intent.pvName}`);
+    return Promise.resolve();
+  }
+
+  clear(pvName: string, outcome: IntentOutcome): Promise<void> {
+    if (this.#entries.delete(pvName)) this.log.push(`clear ${pvName} ${outcome}`);
+    return Promise.resolve();
+  }
+
+  entries(): Intent[] {
+    return [...this.#entries.values()].map((intent) => structuredClone(intent));
+  }
+
+  get(pvName: string): Intent | undefined {
+    return this.#entries.get(pvName);
+  }
+}
