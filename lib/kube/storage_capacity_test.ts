@@ -3,6 +3,7 @@ import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
 import {
   createStorageCapacity,
   deleteStorageCapacity,
+  trimPublishedCapacity,
   trimStorageCapacity,
   updateStorageCapacity,
 } from "./storage_capacity.ts";
@@ -128,4 +129,43 @@ Deno.test("trimStorageCapacity keeps identity, owners and the published fields o
     nodeTopology: { matchLabels: { zone: "z" } },
     capacity: "1Gi",
   });
+});
+
+Deno.test("trimPublishedCapacity keeps who published what for which class, in bytes", () => {
+  const raw = {
+    metadata: {
+      name: "csisc-1",
+      namespace: "csi",
+      uid: "u1",
+      resourceVersion: "9",
+      labels: {
+        "csi.storage.k8s.io/drivername": "hostpath.csi.k8s.io",
+        "csi.storage.k8s.io/managed-by": "external-provisioner-node-c",
+      },
+      ownerReferences: [{ apiVersion: "v1", kind: "Node", name: "node-c", uid: "n" }],
+      managedFields: [{ manager: "x" }],
+    },
+    storageClassName: "local",
+    nodeTopology: { matchLabels: { "topology.hostpath.csi/node": "node-c" } },
+    capacity: "3Gi",
+    maximumVolumeSize: "2Gi",
+  };
+  deepStrictEqual(trimPublishedCapacity(raw), {
+    publisher: "external-provisioner-node-c",
+    resourceVersion: "9",
+    storageClassName: "local",
+    segment: { "topology.hostpath.csi/node": "node-c" },
+    capacityBytes: 3n * 1024n ** 3n,
+    maximumVolumeSizeBytes: 2n * 1024n ** 3n,
+  });
+  const { maximumVolumeSize: _max, ...noMax } = raw;
+  strictEqual(trimPublishedCapacity({ ...noMax, capacity: "lots" })?.capacityBytes, undefined);
+  strictEqual("maximumVolumeSizeBytes" in trimPublishedCapacity(noMax)!, false);
+  const unlabelled = { ...raw, metadata: { ...raw.metadata, labels: {} } };
+  strictEqual(trimPublishedCapacity(unlabelled), undefined, "no agent's object");
+  const going = {
+    ...raw,
+    metadata: { ...raw.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+  };
+  strictEqual(trimPublishedCapacity(going), undefined, "being deleted");
 });

@@ -64,6 +64,9 @@ function world(
     savedPvs: [] as PersistentVolume[],
     events: [] as EventRecord[],
     selectedNodeRemoved: [] as string[],
+    /** Keys handed to the race, and uids it was told it lost after ResourceExhausted. */
+    raced: [] as string[],
+    released: [] as string[],
     failed: 0,
     succeeded: 0,
   };
@@ -107,6 +110,13 @@ function world(
     metrics: { succeeded: () => record.succeeded++, failed: () => record.failed++ },
     saver,
     logger: quiet,
+    race: {
+      consider: (target) => {
+        record.raced.push(target.key);
+        return Promise.resolve({ kind: "done" });
+      },
+      released: (uid) => record.released.push(uid),
+    },
   }, {
     decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },
     prepare: provisionOptions(),
@@ -184,6 +194,7 @@ Deno.test("ResourceExhausted removes selected-node so that the scheduler picks a
   });
   deepStrictEqual(await w.sync(), { kind: "done" });
   deepStrictEqual(w.record.selectedNodeRemoved, ["data"]);
+  deepStrictEqual(w.record.released, [], "a WaitForFirstConsumer claim goes back to the scheduler");
   deepStrictEqual(reasons(w.record.events), ["Normal Provisioning", "Warning ProvisioningFailed"]);
   strictEqual(
     w.record.events[1]?.message,
@@ -287,5 +298,31 @@ Deno.test("the provisioner secret's data goes into CreateVolume and never into a
   await w.sync();
   deepStrictEqual(w.record.created[0]?.secrets, { password: "s3cret" });
   ok(!JSON.stringify(w.record.events).includes("s3cret"));
+  w.close();
+});
+
+Deno.test("sync() hands an unowned claim of an Immediate class to the race, and nothing else", async () => {
+  const unowned = buildClaim({
+    metadata: { annotations: { "volume.kubernetes.io/storage-provisioner": DRIVER } },
+  });
+  const w = world({
+    claims: [unowned],
+    classes: [storageClass({ volumeBindingMode: "Immediate" })],
+  });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.raced, [KEY]);
+  deepStrictEqual([w.record.created.length, w.record.events.length], [0, 0]);
+  w.close();
+});
+
+Deno.test("ResourceExhausted on a claim this node won in the race: released to the race, selected-node removed", async () => {
+  const w = world({
+    classes: [storageClass({ volumeBindingMode: "Immediate" })],
+    answers: [new CsiError("/csi.v1.Controller/CreateVolume", 8, "pool fast is full")],
+  });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.released, [CLAIM_UID]);
+  deepStrictEqual(w.record.selectedNodeRemoved, ["data"]);
+  deepStrictEqual(w.record.raced, [], "owned: provisioned, not raced");
   w.close();
 });
