@@ -211,7 +211,7 @@ const PROVISIONER: Row[] = [
     "duration",
     "20s",
     "nodeDeploymentBaseDelayMs",
-    "Delay before this node tries to own an Immediate claim: this value doubled per failed attempt, capped at --node-deployment-max-delay, minus a random jitter of up to this value (so the first attempt waits up to this value). With --enable-capacity --capacity-for-immediate-binding, a node whose published capacity has room for 2, 4, 8 or more such volumes waits 1/2, 1/3, 1/4 of that; one whose published capacity is too small does not try.",
+    "Delay before this node tries to own an Immediate claim: this value doubled per failed attempt, capped at --node-deployment-max-delay, minus a random jitter of up to this value (so the first attempt waits up to this value). With --enable-capacity --capacity-for-immediate-binding, a node whose published capacity has room for 16, 256, 4096 or more such volumes waits 1/2, 1/3, 1/4 of that (1/(1+log2(room)/4)); one whose published capacity is too small does not try.",
   ],
   [
     "node-deployment-max-delay",

@@ -123,6 +123,7 @@ export class ProvisionController {
     } catch (error) {
       return await this.#createFailed({ key, claim, storageClass, plan: prepared }, error, signal);
     }
+    this.#deps.race?.settled(claim.metadata.uid);
     const outcome = await attempt.finish(prepared, response, signal);
     if (outcome.kind === "problem") {
       this.#inProgress.set(key, { claim, request: prepared.request });

@@ -67,6 +67,7 @@ function world(
     /** Keys handed to the race, and uids it was told it lost after ResourceExhausted. */
     raced: [] as string[],
     released: [] as string[],
+    settled: [] as string[],
     failed: 0,
     succeeded: 0,
   };
@@ -116,6 +117,7 @@ function world(
         return Promise.resolve({ kind: "done" });
       },
       released: (uid) => record.released.push(uid),
+      settled: (uid) => record.settled.push(uid),
     },
   }, {
     decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },
@@ -162,6 +164,7 @@ Deno.test("sync() provisions a claim selected to this node: CreateVolume, PV, tw
     'External provisioner is provisioning volume for claim "apps/data"',
   );
   strictEqual(w.record.succeeded, 1);
+  deepStrictEqual(w.record.settled, [CLAIM_UID], "the race stops counting its space");
   w.close();
 });
 
@@ -324,5 +327,6 @@ Deno.test("ResourceExhausted on a claim this node won in the race: released to t
   deepStrictEqual(w.record.released, [CLAIM_UID]);
   deepStrictEqual(w.record.selectedNodeRemoved, ["data"]);
   deepStrictEqual(w.record.raced, [], "owned: provisioned, not raced");
+  deepStrictEqual(w.record.settled, [], "no volume: the race keeps counting it until released");
   w.close();
 });

@@ -18,11 +18,13 @@
  * (observe) ends the race the moment the claim is another node's, bound,
  * or deleted, and cancels a patch still waiting for the API budget.
  */
+import { ANN_SELECTED_NODE } from "../model/keys.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
 import { type Clock, realClock } from "../queue/clock.ts";
 import { JitteredExponentialRateLimiter } from "../queue/rate_limiters.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import type { RaceDeps, RaceOptions } from "./race_ports.ts";
+import { Commitments } from "./race_commitments.ts";
 import { mayRace } from "./race_eligibility.ts";
 import { RaceReporter } from "./race_report.ts";
 import { takeTurn, type Turn, unowned } from "./race_turn.ts";
@@ -51,10 +53,12 @@ export class OwnershipRace {
   readonly #limiter: JitteredExponentialRateLimiter;
   readonly #reporter: RaceReporter;
   readonly #races = new Map<string, Race>();
+  readonly #commitments: Commitments;
 
   constructor(deps: RaceDeps, options: RaceOptions) {
     this.#deps = deps;
     this.#options = options;
+    this.#commitments = new Commitments(options.nodeName);
     this.#clock = deps.clock ?? realClock;
     this.#limiter = new JitteredExponentialRateLimiter(
       { baseMs: options.baseDelayMs, maxMs: options.maxDelayMs },
@@ -96,11 +100,7 @@ export class OwnershipRace {
     race.turn = new AbortController();
     const turnSignal = AbortSignal.any([signal, race.turn.signal]);
     try {
-      const turn = await takeTurn(
-        { ...target, race },
-        { deps: this.#deps, options: this.#options, clock: this.#clock },
-        turnSignal,
-      );
+      const turn = await takeTurn({ ...target, race }, this.#context(), turnSignal);
       if (this.#races.get(key) === race) this.#settle(race, turn, target);
     } finally {
       race.turn = undefined;
@@ -115,11 +115,14 @@ export class OwnershipRace {
    * upstream's PVC delete handler and its "another node became owner" path do.
    */
   observe(change: { key: string; new?: Claim | undefined }): void {
+    this.#commitments.observe(change);
     const race = this.#races.get(change.key);
     if (race === undefined) return;
     const claim = change.new;
     if (claim === undefined || claim.metadata.uid !== race.uid || !unowned(claim)) {
-      this.#end(race);
+      // This node's own patch may be seen before its answer: let the turn finish and count it.
+      const won = claim?.metadata.annotations?.[ANN_SELECTED_NODE] === this.#options.nodeName;
+      this.#end(race, { abortTurn: !won });
     }
   }
 
@@ -131,6 +134,11 @@ export class OwnershipRace {
    */
   released(uid: string): void {
     this.#limiter.when(uid);
+  }
+
+  /** CreateVolume created the claim's volume: the driver's capacity now counts it. */
+  settled(uid: string): void {
+    this.#commitments.settled(uid);
   }
 
   /** Cancels every timer and turn (shutdown). */
@@ -175,7 +183,17 @@ export class OwnershipRace {
    */
   #firstDelay(race: Race, target: { claim: Claim; storageClass: StorageClass }): number {
     if (!this.#verdict(target).ok) return this.#reporter.nextCheckMs(race);
-    return this.#limiter.when(race.uid) * this.#reporter.delayFactor(target);
+    return this.#limiter.when(race.uid) *
+      this.#reporter.delayFactor(this.#context(), race.key, target);
+  }
+
+  #context() {
+    return {
+      deps: this.#deps,
+      options: this.#options,
+      clock: this.#clock,
+      commitments: this.#commitments,
+    };
   }
 
   /** What follows a turn: the race is over, or the next turn after a delay. */
@@ -212,10 +230,10 @@ export class OwnershipRace {
     }, delayMs);
   }
 
-  #end(race: Race): void {
+  #end(race: Race, options: { abortTurn: boolean } = { abortTurn: true }): void {
     race.timer?.();
     race.timer = undefined;
-    race.turn?.abort();
+    if (options.abortTurn) race.turn?.abort();
     this.#limiter.forget(race.uid);
     this.#reporter.forget(race);
     if (this.#races.get(race.key) === race) this.#races.delete(race.key);

@@ -95,4 +95,6 @@ export interface ClaimRace {
   ): Promise<HandleOutcome>;
   /** This node owned the claim and got ResourceExhausted: it goes back to the race. */
   released(uid: string): void;
+  /** CreateVolume created the claim's volume: the driver's capacity now counts it. */
+  settled(uid: string): void;
 }

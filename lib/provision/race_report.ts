@@ -26,7 +26,7 @@ import {
   segmentLabel,
   summarizeUnplaceable,
 } from "./race_rules.ts";
-import { ownPublished, type Turn } from "./race_turn.ts";
+import { publishedRoom, type Turn, type TurnContext } from "./race_turn.ts";
 import { requiredBytes } from "./size.ts";
 
 /** The Event reason of both the summary and a node's own decline. */
@@ -54,11 +54,15 @@ export class RaceReporter {
   }
 
   /** The first delay's factor from this node's published room for the claim. */
-  delayFactor(target: { claim: Claim; storageClass: StorageClass }): number {
+  delayFactor(
+    context: Omit<TurnContext, "clock">,
+    key: string,
+    target: { claim: Claim; storageClass: StorageClass },
+  ): number {
     const size = requiredBytes(target.claim);
     if (!size.ok) return 1;
-    const context = { deps: this.#deps, options: this.#options };
-    return delayFactor(ownPublished(context, target.storageClass.metadata.name), size.value);
+    const room = publishedRoom(context, { key, className: target.storageClass.metadata.name });
+    return delayFactor(room, size.value);
   }
 
   /** When an excluded node looks at the claim again: at the max delay, then every max delay. */

@@ -10,24 +10,25 @@ import { formatBinarySI } from "../model/quantity.ts";
 import type { PublishedCapacity } from "../model/storage_capacity.ts";
 
 /**
- * The most the delay shrinks: a node with room for 8 or more such volumes
- * waits a quarter of upstream's jittered delay. Shrinking further packs
- * every roomy node's attempt into a smaller window, and conflicts grow in
- * proportion (a node tries while another's update is still on its way).
+ * The most the delay shrinks: a node with room for 4096 or more such
+ * volumes waits a quarter of upstream's jittered delay. Shrinking packs the
+ * attempts of the roomy nodes into a smaller window, and conflicts grow as
+ * the window shrinks (a node tries while another's update is still on its
+ * way); the slow logarithm keeps nodes of different sizes apart.
  */
 export const MIN_DELAY_FACTOR = 0.25;
 
 /**
  * What upstream's jittered delay is multiplied by: 1 / (1 + log2(free /
- * requested)), at least MIN_DELAY_FACTOR. 1 (upstream's delay) when the
- * volume just fits or the free space is unknown; 1/2 with room for two,
- * 1/3 for four. The result stays within upstream's bounds (it only
- * shortens a delay that is already within them) and keeps its jitter.
+ * requested) / 4), at least MIN_DELAY_FACTOR. 1 (upstream's delay) when
+ * the volume just fits or the free space is unknown; 1/2 with room for 16
+ * such volumes, 1/3 for 256. The result stays within upstream's bounds (it
+ * only shortens a delay that is already within them) and keeps its jitter.
  */
 export function delayFactor(freeBytes: bigint | undefined, requestBytes: bigint): number {
   if (freeBytes === undefined || requestBytes <= 0n || freeBytes <= requestBytes) return 1;
   const room = Number(freeBytes) / Number(requestBytes);
-  return Math.max(MIN_DELAY_FACTOR, 1 / (1 + Math.log2(room)));
+  return Math.max(MIN_DELAY_FACTOR, 1 / (1 + Math.log2(room) / 4));
 }
 
 /** The largest volume an object says fits: its capacity, or maximumVolumeSize when smaller. */

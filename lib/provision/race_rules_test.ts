@@ -28,12 +28,12 @@ Deno.test("delayFactor: upstream's delay when the volume just fits, shorter with
   strictEqual(delayFactor(undefined, GI), 1, "unknown free space");
   strictEqual(delayFactor(GI, GI), 1, "just fits");
   strictEqual(delayFactor(GI / 2n, GI), 1, "does not fit: the caller declines");
-  strictEqual(delayFactor(2n * GI, GI), 1 / 2);
-  strictEqual(delayFactor(4n * GI, GI), 1 / 3);
-  strictEqual(delayFactor(8n * GI, GI), MIN_DELAY_FACTOR);
-  strictEqual(delayFactor(1000n * GI, GI), MIN_DELAY_FACTOR, "never below the floor");
+  strictEqual(delayFactor(16n * GI, GI), 1 / 2);
+  strictEqual(delayFactor(256n * GI, GI), 1 / 3);
+  strictEqual(delayFactor(4096n * GI, GI), MIN_DELAY_FACTOR);
+  strictEqual(delayFactor(1n << 50n, GI), MIN_DELAY_FACTOR, "never below the floor");
   strictEqual(delayFactor(10n * GI, 0n), 1, "no request size");
-  ok(delayFactor(3n * GI, GI) < delayFactor(2n * GI, GI), "more room, sooner");
+  ok(delayFactor(120n * GI, GI) < delayFactor(40n * GI, GI), "more room, sooner");
 });
 
 Deno.test("offeredBytes: the capacity, or the maximum volume size when that is smaller", () => {

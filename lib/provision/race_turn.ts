@@ -9,6 +9,7 @@ import { ANN_SELECTED_NODE } from "../model/keys.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
 import type { Clock } from "../queue/clock.ts";
 import type { Race } from "./race.ts";
+import type { Commitments } from "./race_commitments.ts";
 import { checkCapacity } from "./race_check.ts";
 import { mayRace } from "./race_eligibility.ts";
 import type { DeclineReason, RaceDeps, RaceOptions } from "./race_ports.ts";
@@ -37,6 +38,8 @@ export interface TurnContext {
   deps: RaceDeps;
   options: RaceOptions;
   clock: Clock;
+  /** Space this node promised that its driver does not count yet. */
+  commitments: Commitments;
 }
 
 /** Still up for the race: unbound, not being deleted, no node selected. */
@@ -45,8 +48,23 @@ export function unowned(claim: Claim): boolean {
   return selected === "" && !claim.spec.volumeName && !claim.metadata.deletionTimestamp;
 }
 
+/**
+ * What this node's published capacity for the class leaves for the claim
+ * `key` once its other commitments are taken off; undefined when it
+ * publishes none.
+ */
+export function publishedRoom(
+  context: Omit<TurnContext, "clock">,
+  target: { key: string; className: string },
+): bigint | undefined {
+  const published = ownPublished(context, target.className);
+  if (published === undefined) return undefined;
+  const room = published - context.commitments.bytes(target.className, target.key);
+  return room > 0n ? room : 0n;
+}
+
 /** This node's published capacity for the class, when it publishes one. */
-export function ownPublished(
+function ownPublished(
   context: { deps: RaceDeps; options: RaceOptions },
   className: string,
 ): bigint | undefined {
@@ -101,12 +119,14 @@ async function checkFit(
   signal: AbortSignal,
 ): Promise<Extract<Turn, { kind: "declined" }> | undefined> {
   const { requestBytes } = target;
-  const published = ownPublished(context, target.storageClass.metadata.name);
+  const className = target.storageClass.metadata.name;
+  const published = publishedRoom(context, { key: target.key, className });
   if (published !== undefined && published < requestBytes) {
     const room: Room = { freeBytes: published, source: "published CSIStorageCapacity" };
     return { kind: "declined", reason: "published-capacity", requestBytes, room };
   }
-  const check = await checkCapacity(target, {
+  const committed = context.commitments.bytes(className, target.key);
+  const check = await checkCapacity({ ...target, requestBytes: requestBytes + committed }, {
     csi: context.deps.csi,
     options: { ...context.options, clock: context.clock },
   }, signal);
@@ -114,7 +134,8 @@ async function checkFit(
     case "fits":
       return undefined;
     case "short": {
-      const room: Room = { freeBytes: check.availableBytes, source: "GetCapacity" };
+      const free = check.availableBytes - committed;
+      const room: Room = { freeBytes: free > 0n ? free : 0n, source: "GetCapacity" };
       return { kind: "declined", reason: "capacity", requestBytes, room };
     }
     case "failed":
@@ -129,31 +150,46 @@ async function checkFit(
   }
 }
 
-/** The last look at the cache, then the patch. */
+/** The last look at the cache, then the patch; the claim counts as committed meanwhile. */
 async function claimIt(
   target: { key: string; race: Race },
   context: TurnContext,
   signal: AbortSignal,
 ): Promise<Turn> {
-  const { deps, options } = context;
-  const latest = deps.claims.get(target.key);
-  if (latest === undefined || latest.metadata.uid !== target.race.uid || !unowned(latest)) {
+  const { deps, commitments } = context;
+  const { key, race } = target;
+  const latest = deps.claims.get(key);
+  if (latest === undefined || latest.metadata.uid !== race.uid || !unowned(latest)) {
     return { kind: "over" };
   }
+  commitments.commit(key, latest);
+  const turn = await patch(latest, { key, context }, signal);
+  const now = deps.claims.get(key);
+  const ours = now?.metadata.annotations?.[ANN_SELECTED_NODE] === context.options.nodeName;
+  if (turn.result !== "selected" && !ours) commitments.release(key, race.uid);
+  return turn.turn;
+}
+
+async function patch(
+  claim: Claim,
+  target: { key: string; context: TurnContext },
+  signal: AbortSignal,
+): Promise<{ turn: Turn; result?: string }> {
+  const { deps, options } = target.context;
   const log = deps.logger.child({ claim: target.key });
   try {
-    const result = await deps.api.selectNode(latest, options.nodeName, signal);
+    const result = await deps.api.selectNode(claim, options.nodeName, signal);
     deps.metrics.attempted(result);
     if (result === "conflict") {
       log.info(`conflict during PVC ${target.key} update, will try again`);
-      return { kind: "again" };
+      return { turn: { kind: "again" }, result };
     }
     if (result === "selected") log.info(`became owner of PVC ${target.key}`);
-    return { kind: "over" };
+    return { turn: { kind: "over" }, result };
   } catch (error) {
-    if (signal.aborted) return { kind: "over" };
+    if (signal.aborted) return { turn: { kind: "over" } };
     deps.metrics.attempted("error");
     log.warn({ err: error }, `selecting node ${JSON.stringify(options.nodeName)} for PVC failed`);
-    return { kind: "again" };
+    return { turn: { kind: "again" } };
   }
 }

@@ -39,8 +39,10 @@ export async function createClaims(
   cluster: RunningCluster,
   options: { namespace: string; prefix: string; count: number; storageClass: string; size: string },
 ): Promise<string[]> {
-  const names = Array.from({ length: options.count }, (_, index) =>
-    `${options.prefix}-${String(index).padStart(3, "0")}`);
+  const names = Array.from(
+    { length: options.count },
+    (_, index) => `${options.prefix}-${String(index).padStart(3, "0")}`,
+  );
   const queue = [...names];
   const worker = async () => {
     for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
