@@ -18,7 +18,13 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
-import { affinityNodes, createNamespace, SELECTED_NODE } from "../cluster/workloads.ts";
+import {
+  affinityNodes,
+  createNamespace,
+  SELECTED_NODE,
+  waitForClaimBound,
+} from "../cluster/workloads.ts";
+import { NODE_DEPLOYMENT_ARGS } from "../cluster/agents.ts";
 import { CAPACITY_ARGS } from "./capacity_support.ts";
 import {
   attempts,
@@ -28,8 +34,9 @@ import {
   createImmediateClass,
   sumOverAgents,
   timesWritten,
+  watchSelectedNode,
 } from "./immediate_support.ts";
-import { startOurAgents, step } from "./support.ts";
+import { claimEvents, startOurAgents, step } from "./support.ts";
 
 const NODES = ["node-a", "node-b", "node-c", "node-d", "node-e"];
 const CLASS = "immediate-fast";
@@ -268,6 +275,86 @@ Deno.test("Immediate binding: the race on five nodes of different sizes", async 
         declines >= 3 * NODES.length,
         `every node declined every claim on its published figure: ${declines}`,
       );
+    },
+  );
+});
+
+Deno.test("Immediate binding: an owner whose driver answers ResourceExhausted releases the claim for a new race", async (t) => {
+  // The test driver: ResourceExhausted after a capacity check that passed needs a driver whose
+  // CreateVolume disagrees with its GetCapacity, i.e. fault injection.
+  await using cluster = await startCluster({
+    nodes: ["node-a", "node-b"],
+    driver: "test",
+    storageCapacity: false,
+    driverOptions: { capacity: { fast: "10Gi" } },
+  });
+  await createImmediateClass(cluster, { name: CLASS, pool: "fast" });
+  await createNamespace(cluster.admin, NAMESPACE);
+  for (const node of ["node-a", "node-b"]) {
+    await cluster.node(node).control.setFault({
+      method: "CreateVolume",
+      code: "RESOURCE_EXHAUSTED",
+      message: "pool fast is full",
+      times: 1,
+    });
+  }
+  await startOurAgents(cluster, {
+    args: [
+      ...NODE_DEPLOYMENT_ARGS.filter((arg) => !arg.startsWith("--enable-capacity")),
+      "--node-deployment-base-delay=500ms",
+      "--node-deployment-max-delay=2s",
+      "--retry-interval-start=200ms",
+      "--retry-interval-max=2s",
+    ],
+  });
+  await step(
+    t,
+    cluster,
+    "released after ResourceExhausted, raced for again, Bound once",
+    async () => {
+      const ref = { namespace: NAMESPACE, name: "exhausted-000" };
+      const watch = await watchSelectedNode(cluster, ref);
+      let bound;
+      try {
+        await createClaims(cluster, {
+          namespace: NAMESPACE,
+          prefix: "exhausted",
+          count: 1,
+          storageClass: CLASS,
+          size: "1Gi",
+        });
+        bound = await waitForClaimBound(cluster.admin, ref);
+      } finally {
+        watch.stop();
+      }
+      // Selected, released (the annotation removed), selected again: at least one new race.
+      const selections = watch.history.filter((node) => node !== "");
+      ok(selections.length >= 2, `selected-node over time: ${JSON.stringify(watch.history)}`);
+      ok(watch.history.indexOf("", 1) > 0, `released in between: ${JSON.stringify(watch.history)}`);
+      const volume = `pvc-${bound.metadata!.uid}`;
+      const answers = [];
+      for (const node of ["node-a", "node-b"]) {
+        for (const call of await cluster.node(node).calls("CreateVolume")) {
+          if ((call.request as { name: string }).name === volume) {
+            answers.push(
+              `${node} ${call.codeName}`,
+            );
+          }
+        }
+      }
+      const owner = bound.metadata!.annotations![SELECTED_NODE]!;
+      deepStrictEqual(answers.filter((answer) => answer.endsWith(" OK")), [`${owner} OK`]);
+      ok(answers.includes(`${selections[0]} RESOURCE_EXHAUSTED`), answers.join(", "));
+      const failed = (await claimEvents(cluster, ref)).filter((event) =>
+        event.reason === "ProvisioningFailed"
+      );
+      ok(failed.some((event) => event.message?.includes("ResourceExhausted")), "the Warning");
+      const pvs = (await cluster.admin.core.listPersistentVolume()).items;
+      strictEqual(pvs.filter((pv) => pv.spec?.claimRef?.uid === bound.metadata!.uid).length, 1);
+      for (const node of ["node-a", "node-b"]) {
+        const held = (await cluster.node(node).volumes()).filter((v) => v.name === volume);
+        strictEqual(held.length, node === owner ? 1 : 0, `${node} holds the volume`);
+      }
     },
   );
 });
