@@ -1,22 +1,8 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import type { Claim } from "../model/objects.ts";
 import { KubeApi } from "./api.ts";
-import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
-
-/** Records requests and answers each with the next answer (an Error is thrown). */
-function recording(answers: unknown[]): KubeRest & { requests: KubeRequest[] } {
-  const requests: KubeRequest[] = [];
-  return {
-    requests,
-    request<T>(request: KubeRequest): Promise<T> {
-      requests.push(request);
-      const answer = answers.shift();
-      return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer as T);
-    },
-    stream: () => Promise.reject(new Error("no watch")),
-    close: () => {},
-  };
-}
+import { recordingRest } from "../../tests/fakes/kube_rest.ts";
+import { KubeApiError } from "./rest.ts";
 
 const claim: Claim = {
   metadata: { name: "data", namespace: "apps", uid: "u1", resourceVersion: "42" },
@@ -24,7 +10,7 @@ const claim: Claim = {
 };
 
 Deno.test("selectNode merge-patches selected-node with the claim's resourceVersion as precondition", async () => {
-  const rest = recording([{}]);
+  const rest = recordingRest([{}]);
   strictEqual(await new KubeApi(rest).selectNode(claim, "node-a"), "selected");
   deepStrictEqual(rest.requests, [{
     method: "PATCH",
@@ -42,14 +28,14 @@ Deno.test("selectNode merge-patches selected-node with the claim's resourceVersi
 Deno.test("selectNode: 409 is a lost race, 404 a deleted claim, anything else is thrown", async () => {
   const conflict = new KubeApiError(409, "Conflict", "the object has been modified");
   const gone = new KubeApiError(404, "NotFound", "not found");
-  const api = new KubeApi(recording([conflict, gone, new KubeApiError(500, "x", "boom")]));
+  const api = new KubeApi(recordingRest([conflict, gone, new KubeApiError(500, "x", "boom")]));
   strictEqual(await api.selectNode(claim, "node-a"), "conflict");
   strictEqual(await api.selectNode(claim, "node-a"), "gone");
   await rejects(api.selectNode(claim, "node-a"), /boom/);
 });
 
 Deno.test("removeSelectedNode sends null for the annotation, with the same precondition", async () => {
-  const rest = recording([{}]);
+  const rest = recordingRest([{}]);
   strictEqual(await new KubeApi(rest).removeSelectedNode(claim), "removed");
   deepStrictEqual(rest.requests[0]?.body, {
     metadata: {

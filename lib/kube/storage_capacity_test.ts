@@ -1,5 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
+import { recordingRest } from "../../tests/fakes/kube_rest.ts";
+import { KubeApiError } from "./rest.ts";
 import {
   createStorageCapacity,
   deleteStorageCapacity,
@@ -8,27 +9,12 @@ import {
   updateStorageCapacity,
 } from "./storage_capacity.ts";
 
-/** Records requests and answers each with the next answer (an Error is thrown). */
-function recording(answers: unknown[]): KubeRest & { requests: KubeRequest[] } {
-  const requests: KubeRequest[] = [];
-  return {
-    requests,
-    request<T>(request: KubeRequest): Promise<T> {
-      requests.push(request);
-      const answer = answers.shift();
-      return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer as T);
-    },
-    stream: () => Promise.reject(new Error("no watch")),
-    close: () => {},
-  };
-}
-
 const conflict = new KubeApiError(409, "Conflict", "the object has been modified");
 const notFound = new KubeApiError(404, "NotFound", "not found");
 const PATH = "/apis/storage.k8s.io/v1/namespaces/csi/csistoragecapacities";
 
 Deno.test("create POSTs a v1 CSIStorageCapacity with generateName", async () => {
-  const rest = recording([{ metadata: { name: "csisc-x1", resourceVersion: "5" } }]);
+  const rest = recordingRest([{ metadata: { name: "csisc-x1", resourceVersion: "5" } }]);
   const created = await createStorageCapacity(rest, {
     namespace: "csi",
     object: {
@@ -52,7 +38,7 @@ Deno.test("create POSTs a v1 CSIStorageCapacity with generateName", async () => 
 });
 
 Deno.test("update is a merge patch carrying the resourceVersion; 409 and 404 are values", async () => {
-  const rest = recording([{}, conflict, notFound]);
+  const rest = recordingRest([{}, conflict, notFound]);
   const target = {
     namespace: "csi",
     name: "csisc-x1",
@@ -74,7 +60,7 @@ Deno.test("update is a merge patch carrying the resourceVersion; 409 and 404 are
 });
 
 Deno.test("delete carries a UID precondition; 404 and 409 both mean gone", async () => {
-  const rest = recording([{}, notFound, conflict]);
+  const rest = recordingRest([{}, notFound, conflict]);
   const target = { namespace: "csi", name: "csisc-x1", uid: "u-1" };
   strictEqual(await deleteStorageCapacity(rest, target), "deleted");
   strictEqual(await deleteStorageCapacity(rest, target), "gone");
