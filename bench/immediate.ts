@@ -61,7 +61,8 @@ const METRIC = {
   conflicts: "selected-node conflicts (409) per volume",
   requests: "agents' API requests per claim (all 5 agents)",
   cpu: "agent CPU per claim, all 5 agents (ms)",
-  twice: "volume names sent to CreateVolume on two nodes",
+  exhausted: "claims released after ResourceExhausted and raced for again",
+  twice: "volumes created on two nodes for one claim",
 } as const;
 type MetricKey = keyof typeof METRIC;
 
@@ -71,6 +72,7 @@ const DECIMALS: Record<MetricKey, number> = {
   conflicts: 3,
   requests: 1,
   cpu: 2,
+  exhausted: 0,
   twice: 0,
 };
 
@@ -115,16 +117,24 @@ async function auditFigures(cluster: RunningCluster, skip: number) {
   };
 }
 
-/** Volume names that more than one node's driver was asked to create. */
-async function namesOnTwoNodes(cluster: RunningCluster): Promise<number> {
-  const nodesOf = new Map<string, Set<string>>();
+/**
+ * From the drivers' recorded CreateVolume calls: volume names created (OK)
+ * on more than one node, i.e. a claim with two volumes, and names whose
+ * CreateVolume was answered ResourceExhausted somewhere (the owner released
+ * the claim and it was raced for again).
+ */
+async function createVolumeFigures(cluster: RunningCluster) {
+  const created = new Map<string, Set<string>>();
+  const exhausted = new Set<string>();
   for (const node of NODES) {
     for (const call of await cluster.node(node).calls("CreateVolume")) {
       const name = (call.request as { name: string }).name;
-      nodesOf.set(name, (nodesOf.get(name) ?? new Set()).add(node));
+      if (call.codeName === "OK") created.set(name, (created.get(name) ?? new Set()).add(node));
+      if (call.codeName === "RESOURCE_EXHAUSTED") exhausted.add(name);
     }
   }
-  return [...nodesOf.values()].filter((nodes) => nodes.size > 1).length;
+  const twice = [...created.values()].filter((nodes) => nodes.size > 1).length;
+  return { twice, exhausted: exhausted.size };
 }
 
 /** The five agents started and ready, and every node's capacity for the class published. */
@@ -221,7 +231,7 @@ async function timeRace(
       conflicts: conflicts / CLAIMS,
       requests: requests / CLAIMS,
       cpu: ((bound.cpuSeconds - cpuBefore) / CLAIMS) * 1000,
-      twice: await namesOnTwoNodes(cluster),
+      ...await createVolumeFigures(cluster),
     };
   } finally {
     progress.stop();
