@@ -169,7 +169,7 @@ const PROVISIONER: Row[] = [
     "bool",
     "false",
     "capacityForImmediateBinding",
-    "Also publish capacity for StorageClasses with Immediate binding.",
+    "Also publish capacity for StorageClasses with Immediate binding. With --enable-capacity, the Immediate binding race (--node-deployment-immediate-binding) then also reads every node's objects in NAMESPACE: a node with more room tries sooner, and one agent writes the NotEnoughCapacity summary of a claim no node has room for.",
   ],
   [
     "capacity-poll-interval",
@@ -211,14 +211,14 @@ const PROVISIONER: Row[] = [
     "duration",
     "20s",
     "nodeDeploymentBaseDelayMs",
-    "Delay before this node tries to own an Immediate claim: this value doubled per failed attempt, capped at --node-deployment-max-delay, minus a random jitter of up to this value (so the first attempt waits up to this value). With --enable-capacity --capacity-for-immediate-binding, a node whose published capacity has room for 16, 256, 4096 or more such volumes waits 1/2, 1/3, 1/4 of that (1/(1+log2(room)/4)); one whose published capacity is too small does not try.",
+    "Delay before this node tries to own an Immediate claim: this value doubled per failed attempt, capped at --node-deployment-max-delay, minus a random jitter of up to this value (so the first attempt waits up to this value). With --enable-capacity --capacity-for-immediate-binding, a node whose published capacity has room for 16, 256, 4096 or more such volumes makes its first attempt after 1/2, 1/3, 1/4 of that delay (1/(1+log2(room)/4)); one whose published capacity is too small does not try and calls no GetCapacity.",
   ],
   [
     "node-deployment-max-delay",
     "duration",
     "1m0s",
     "nodeDeploymentMaxDelayMs",
-    "Cap of that delay. A claim still unowned after this long gets a Warning event NotEnoughCapacity, repeated at most hourly: with --enable-capacity --capacity-for-immediate-binding, one event written by one agent saying that no node has the space and which has the most; otherwise one per node that lacks the space, saying how much it has.",
+    "Cap of that delay. A claim that no node has room for, still unowned after this long, gets a Warning event NotEnoughCapacity, repeated at most hourly: with --enable-capacity --capacity-for-immediate-binding, one event written by one agent saying that no node has the space and which has the most; otherwise one per node that lacks the space, saying how much it has.",
   ],
   [
     "controller-publish-readonly",
