@@ -157,7 +157,6 @@ async function startControllers(
   const { informers, api, events } = kube;
   const published = publishedCapacities(agent, { driver, kube });
   const caches = [...Object.values(informers), ...(published ? [published.informer] : [])];
-  for (const informer of caches) life.track(informer.run(life.shutdown.signal));
   const { registry } = agent.metrics;
   const controllerCalls = new CsiController(csi);
   const shared = { config, driver, api, events, registry, queues, logger, csi: controllerCalls };
@@ -174,6 +173,8 @@ async function startControllers(
     classes: informers.classes,
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
+  // Only now: every handler is registered, so none misses the objects of the first list.
+  for (const informer of caches) life.track(informer.run(life.shutdown.signal));
   const started = performance.now();
   if (!(await waitForSync(caches, life.shutdown.signal))) return;
   agent.readiness.set("informers", true);
