@@ -23,12 +23,15 @@ import { claimObject } from "../tests/cluster/workloads.ts";
 import { allCapacities } from "../tests/integration/capacity_support.ts";
 import { createImmediateClass } from "../tests/integration/immediate_support.ts";
 import { launchAgent, type LaunchedAgent, waitAgentReady } from "./agent_runner.ts";
-import { describeBenchBinaries } from "./binaries.ts";
 import { watchClaimProgress } from "./claim_progress.ts";
-import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds } from "./process_stats.ts";
 import type { BenchAgent, ScenarioResult } from "./report.ts";
-import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
+import {
+  collectAlternatingRuns,
+  measuredResult,
+  type Scenario,
+  type ScenarioOptions,
+} from "./scenario.ts";
 import { createBenchNamespace, runPool } from "./workload.ts";
 
 const NODES = ["node-a", "node-b", "node-c", "node-d", "node-e"];
@@ -266,27 +269,16 @@ const NOTES = [
   "figures are indicative, not precise.",
 ];
 
-async function runImmediate(options: ScenarioOptions): Promise<ScenarioResult> {
-  const machine = machineInfo();
-  const date = new Date().toISOString();
-  const binaries = await describeBenchBinaries(options.log);
-  const metrics = await collectAlternatingRuns(options, {
-    id: "immediate",
-    metrics: METRIC,
-    decimals: DECIMALS,
-    measure: (agent) => measureRace(agent, options.log),
-  });
-  return {
-    id: "immediate",
-    title: IMMEDIATE.title,
-    date,
-    runs: options.runs,
-    machine,
-    loadAfter: loadAverage(),
-    binaries,
+function runImmediate(options: ScenarioOptions): Promise<ScenarioResult> {
+  return measuredResult(IMMEDIATE, options, async () => ({
     notes: NOTES,
-    metrics,
-  };
+    metrics: await collectAlternatingRuns(options, {
+      id: "immediate",
+      metrics: METRIC,
+      decimals: DECIMALS,
+      measure: (agent) => measureRace(agent, options.log),
+    }),
+  }));
 }
 
 export const IMMEDIATE: Scenario = {
