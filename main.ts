@@ -5,6 +5,7 @@
  * a signal, 1 for a fatal error (e.g. the driver went away), 2 for bad flags or environment.
  */
 import process from "node:process";
+import { managedByLabel } from "./lib/capacity/labels.ts";
 import { capacityDriverProblem, capacityOptions } from "./lib/capacity/options.ts";
 import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/refresh.ts";
@@ -21,7 +22,12 @@ import { isThisNodesConcern } from "./lib/delete/volume_owner.ts";
 import { Readiness } from "./lib/http/health.ts";
 import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
 import { serveDiagnostics } from "./lib/http/serve.ts";
-import { createCapacityCache, waitForSync } from "./lib/kube/caches.ts";
+import {
+  createCapacityCache,
+  createPublishedCapacityCache,
+  type PublishedCapacityCache,
+  waitForSync,
+} from "./lib/kube/caches.ts";
 import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
 import { dumpJournal } from "./lib/journal/dump.ts";
@@ -186,13 +192,19 @@ async function startControllers(
     csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues }));
   }
   const { informers, api, events } = kube;
+  const published = publishedCapacities(agent, { driver, kube });
+  const caches = [...Object.values(informers), ...(published ? [published.informer] : [])];
   const { registry } = agent.metrics;
   const controllerCalls = new CsiController(csi);
   const shared = { config, driver, api, events, registry, queues, logger, csi: controllerCalls };
-  const claims = await startProvisioning(
-    { ...shared, ...informers, journal: options.journal },
-    life,
-  );
+  const claims = await startProvisioning({
+    ...shared,
+    ...informers,
+    journal: options.journal,
+    ...(published === undefined ? {} : {
+      published: { capacities: published, publisher: managedByLabel(config.nodeName) },
+    }),
+  }, life);
   const volumes = startDeletion({
     ...shared,
     volumes: informers.volumes,
@@ -200,9 +212,9 @@ async function startControllers(
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
   // Only now: every handler is registered, so none misses the objects of the first list.
-  for (const informer of Object.values(informers)) life.track(informer.run(life.shutdown.signal));
+  for (const informer of caches) life.track(informer.run(life.shutdown.signal));
   const started = performance.now();
-  if (!(await waitForSync(Object.values(informers), life.shutdown.signal))) return;
+  if (!(await waitForSync(caches, life.shutdown.signal))) return;
   agent.readiness.set("informers", true);
   const counts = { claims: informers.claims.size, volumes: informers.volumes.size };
   logger.notice(
@@ -211,6 +223,28 @@ async function startControllers(
   );
   claims();
   volumes();
+}
+
+/**
+ * Every node's CSIStorageCapacity objects of the driver, for the Immediate
+ * binding race (capacity-aware delays, one summary per claim nobody can
+ * take): only when this node publishes capacity for Immediate classes too,
+ * as the other nodes then do.
+ */
+function publishedCapacities(
+  agent: Agent,
+  parts: { driver: DriverInfo; kube: KubeConnection },
+): PublishedCapacityCache | undefined {
+  const { config } = agent;
+  if (
+    !config.enableCapacity || !config.capacityForImmediateBinding ||
+    !config.nodeDeploymentImmediateBinding
+  ) return undefined;
+  return createPublishedCapacityCache(parts.kube.rest, {
+    namespace: config.namespace,
+    driverName: parts.driver.name,
+    logger: agent.logger.child({ component: "informer" }),
+  });
 }
 
 /** The capacity publisher (--enable-capacity), with its own client for writes. */

@@ -8,6 +8,7 @@
  * Either way "ready" means: caches synced, claims are being worked on.
  */
 import type { AgentHandle } from "../tests/cluster/agents.ts";
+import type { AgentRbac } from "../tests/cluster/cluster.ts";
 import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
 import { freeLoopbackPort } from "../tests/cluster/ports.ts";
 import { tailFile } from "../tests/cluster/process.ts";
@@ -63,7 +64,15 @@ export interface LaunchedAgent {
 /** Starts the agent on the node with agentFlags() (then `extraArgs`) and upstream's RBAC. */
 export async function launchAgent(
   cluster: RunningCluster,
-  options: { kind: BenchAgent; node: string; qps: number; burst: number; extraArgs?: string[] },
+  options: {
+    kind: BenchAgent;
+    node: string;
+    qps: number;
+    burst: number;
+    extraArgs?: string[];
+    /** Default "upstream": upstream's rbac.yaml. */
+    rbac?: AgentRbac;
+  },
 ): Promise<LaunchedAgent> {
   const httpPort = freeLoopbackPort();
   const node = cluster.node(options.node);
@@ -73,7 +82,7 @@ export async function launchAgent(
   const log = await LogFollower.fromEnd(logFile);
   const handle = await cluster.startAgent(node, {
     kind: options.kind,
-    rbac: "upstream",
+    rbac: options.rbac ?? "upstream",
     args: [
       ...agentFlags({ qps: options.qps, burst: options.burst, httpPort }),
       ...options.extraArgs ?? [],

@@ -110,10 +110,12 @@ class PersistentWatch<T> {
 /** Starts both watches; they are established when this resolves. */
 export async function watchClaimProgress(
   admin: AdminClients,
-  options: { namespace: string; expected: number; agentPid?: number },
+  options: { namespace: string; expected: number; agentPid?: number; agentPids?: number[] },
 ): Promise<ClaimProgress> {
-  const { namespace, expected, agentPid } = options;
-  const sample = agentPid === undefined ? () => 0 : () => cpuSeconds(agentPid);
+  const { namespace, expected } = options;
+  // Several agents (one per node): their CPU seconds summed.
+  const pids = options.agentPids ?? (options.agentPid === undefined ? [] : [options.agentPid]);
+  const sample = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
   const volumes = new Counter(expected, sample);
   const bound = new Counter(expected, sample);
   const watch = new Watch(admin.kubeConfig);

@@ -37,6 +37,7 @@ Deno.test("selectScenarios() keeps table order and refuses unknown names", () =>
     "default-budget",
     "memory-at-scale",
     "capacity",
+    "immediate",
   ]);
   throws(() => selectScenarios(["nope"]), /unknown scenario nope/);
 });

@@ -3,10 +3,11 @@
  * `deno task bench:<scenario>` runs one (the scenario ids are arguments here).
  * Prints one table and writes it to bench/results/latest.md. See bench/README.md.
  *
- *   deno run -A bench/main.ts [startup|burst|default-budget|memory-at-scale|capacity ...] [--runs N]
+ *   deno run -A bench/main.ts [startup|burst|default-budget|memory-at-scale|capacity|immediate ...] [--runs N]
  */
 import { BURST, DEFAULT_BUDGET } from "./burst.ts";
 import { CAPACITY } from "./capacity.ts";
+import { IMMEDIATE } from "./immediate.ts";
 import { parseBenchArgs, runScenarios } from "./cli.ts";
 import { MEMORY_AT_SCALE } from "./memory_at_scale.ts";
 import type { Scenario } from "./scenario.ts";
@@ -18,6 +19,7 @@ export const SCENARIOS: readonly Scenario[] = [
   DEFAULT_BUDGET,
   MEMORY_AT_SCALE,
   CAPACITY,
+  IMMEDIATE,
 ];
 
 /** The named scenarios in table order, or all of them; throws on an unknown name. */

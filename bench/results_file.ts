@@ -18,6 +18,7 @@ export const SCENARIO_ORDER: readonly string[] = [
   "default-budget",
   "memory-at-scale",
   "capacity",
+  "immediate",
 ];
 
 const DATA_OPEN = "<!-- bench-data";

@@ -1,4 +1,6 @@
 /** The shape every benchmark scenario has, so that main.ts and the per-scenario tasks share one runner. */
+import { describeBenchBinaries } from "./binaries.ts";
+import { loadAverage, machineInfo } from "./machine.ts";
 import { type BenchAgent, type MetricSamples, SampleBook, type ScenarioResult } from "./report.ts";
 
 export interface ScenarioOptions {
@@ -48,4 +50,31 @@ export async function collectAlternatingRuns<K extends string>(
     for (const key of keys) book.add(agent, spec.metrics[key], sample[key]);
   }
   return book.metrics;
+}
+
+/**
+ * The result of `scenario`: the time, the machine (with its load) and the
+ * binaries are taken before `measure` runs, the load again after it.
+ */
+export async function measuredResult(
+  scenario: { id: string; title: string },
+  options: ScenarioOptions,
+  measure: () => Promise<{ notes: string[]; metrics: MetricSamples[] }>,
+): Promise<ScenarioResult> {
+  const machine = machineInfo();
+  const date = new Date().toISOString();
+  const binaries = await describeBenchBinaries(options.log);
+  const { notes, metrics } = await measure();
+  const { id, title } = scenario;
+  return {
+    id,
+    title,
+    date,
+    runs: options.runs,
+    machine,
+    loadAfter: loadAverage(),
+    binaries,
+    notes,
+    metrics,
+  };
 }

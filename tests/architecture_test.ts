@@ -42,7 +42,7 @@ const LAYERS: Record<string, number> = {
 const PURE_FOLDERS = ["model", "topology", "secrets"];
 /** The decisions of the paths, which are pure as well. */
 const DECISIONS =
-  /^lib\/(provision|delete|capacity)\/(decide|request|persistent_volume|plan|desired)\.ts$/;
+  /^lib\/(provision|delete|capacity)\/(decide|request|persistent_volume|plan|desired|race_eligibility|race_rules)\.ts$/;
 const PATHS = ["provision", "delete", "capacity"];
 const ADAPTERS = ["csi", "journal", "kube", "http"];
 /** The one module that touches the runtime's globals (Deno.*, Bun.*). */

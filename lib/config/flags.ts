@@ -183,7 +183,7 @@ const PROVISIONER: Row[] = [
     "bool",
     "false",
     "capacityForImmediateBinding",
-    "Also publish capacity for StorageClasses with Immediate binding.",
+    "Also publish capacity for StorageClasses with Immediate binding. With --enable-capacity, the Immediate binding race (--node-deployment-immediate-binding) then also reads every node's objects in NAMESPACE: a node with more room tries sooner, and one agent writes the NotEnoughCapacity summary of a claim no node has room for.",
   ],
   [
     "capacity-poll-interval",
@@ -218,21 +218,21 @@ const PROVISIONER: Row[] = [
     "bool",
     "true",
     "nodeDeploymentImmediateBinding",
-    "Take part in the race to own claims of StorageClasses with Immediate binding.",
+    "Race to own claims of Immediate StorageClasses that no node has selected: after a delay, this node checks that the volume fits (GetCapacity, bounded by --timeout), then sets volume.kubernetes.io/selected-node to itself with the claim's resourceVersion as a precondition; the first node to do so provisions the volume, the others get a conflict. Races wait on timers: --worker-threads does not limit how many run. A node outside the class's allowedTopologies never races. With false, such claims are left alone.",
   ],
   [
     "node-deployment-base-delay",
     "duration",
     "20s",
     "nodeDeploymentBaseDelayMs",
-    "Initial delay (and jitter span) before trying to own an Immediate claim.",
+    "Delay before this node tries to own an Immediate claim: this value doubled per failed attempt, capped at --node-deployment-max-delay, minus a random jitter of up to this value (so the first attempt waits up to this value). With --enable-capacity --capacity-for-immediate-binding, a node whose published capacity has room for 16, 256, 4096 or more such volumes makes its first attempt after 1/2, 1/3, 1/4 of that delay (1/(1+log2(room)/4)); one whose published capacity is too small does not try and calls no GetCapacity.",
   ],
   [
     "node-deployment-max-delay",
     "duration",
     "1m0s",
     "nodeDeploymentMaxDelayMs",
-    "Maximum delay before trying to own an Immediate claim.",
+    "Cap of that delay. A claim that no node has room for, still unowned after this long, gets a Warning event NotEnoughCapacity, repeated at most hourly: with --enable-capacity --capacity-for-immediate-binding, one event written by one agent saying that no node has the space and which has the most; otherwise one per node that lacks the space, saying how much it has.",
   ],
   [
     "controller-publish-readonly",

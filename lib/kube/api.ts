@@ -113,6 +113,32 @@ export class KubeApi {
   }
 
   /**
+   * Sets `volume.kubernetes.io/selected-node` to `nodeName`: the move of the
+   * Immediate binding ownership race. Upstream (external-provisioner
+   * `becomeOwner`) sends a full Update of its cached copy, whose
+   * resourceVersion makes it fail with 409 when another node got there
+   * first. This merge patch carries the same resourceVersion, which the API
+   * server checks the same way (409 Conflict when the claim changed), and
+   * sends only the annotation: the cached claim here is trimmed, so a full
+   * Update would drop every field the cache does not keep. RBAC: patch on
+   * persistentvolumeclaims (upstream's needs update).
+   */
+  async selectNode(
+    claim: Claim,
+    nodeName: string,
+    signal?: AbortSignal,
+  ): Promise<"selected" | "conflict" | "gone"> {
+    try {
+      await this.#patchClaim(claim, { [ANN_SELECTED_NODE]: nodeName }, signal);
+      return "selected";
+    } catch (error) {
+      if (hasStatus(error, 409)) return "conflict";
+      if (hasStatus(error, 404)) return "gone";
+      throw error;
+    }
+  }
+
+  /**
    * Removes `volume.kubernetes.io/selected-node` so that the scheduler picks
    * a node again. The claim's resourceVersion is a precondition (a merge patch
    * that carries it fails with 409 when the claim changed), as upstream's
@@ -123,25 +149,29 @@ export class KubeApi {
     signal?: AbortSignal,
   ): Promise<"removed" | "conflict" | "gone"> {
     try {
-      await this.#rest.request({
-        method: "PATCH",
-        path:
-          `/api/v1/namespaces/${claim.metadata.namespace}/persistentvolumeclaims/${claim.metadata.name}`,
-        contentType: "application/merge-patch+json",
-        body: {
-          metadata: {
-            resourceVersion: claim.metadata.resourceVersion,
-            annotations: { [ANN_SELECTED_NODE]: null },
-          },
-        },
-        ...(signal === undefined ? {} : { signal }),
-      });
+      await this.#patchClaim(claim, { [ANN_SELECTED_NODE]: null }, signal);
       return "removed";
     } catch (error) {
       if (hasStatus(error, 409)) return "conflict";
       if (hasStatus(error, 404)) return "gone";
       throw error;
     }
+  }
+
+  /** A merge patch of the claim's annotations, with its resourceVersion as a precondition. */
+  async #patchClaim(
+    claim: Claim,
+    annotations: Record<string, string | null>,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    await this.#rest.request({
+      method: "PATCH",
+      path:
+        `/api/v1/namespaces/${claim.metadata.namespace}/persistentvolumeclaims/${claim.metadata.name}`,
+      contentType: "application/merge-patch+json",
+      body: { metadata: { resourceVersion: claim.metadata.resourceVersion, annotations } },
+      ...(signal === undefined ? {} : { signal }),
+    });
   }
 
   /** Reads a Secret's data, decoded to strings. Throws (with the API's reason) when it cannot. */

@@ -6,9 +6,14 @@ import type { Logger } from "../log/logger.ts";
 import { sleep } from "../runtime/sleep.ts";
 import { Informer } from "./informer.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
-import type { StorageCapacity } from "../model/storage_capacity.ts";
+import { DRIVER_NAME_LABEL } from "../model/keys.ts";
+import type { PublishedCapacity, StorageCapacity } from "../model/storage_capacity.ts";
 import type { KubeRest } from "./rest.ts";
-import { storageCapacityPath, trimStorageCapacity } from "./storage_capacity.ts";
+import {
+  storageCapacityPath,
+  trimPublishedCapacity,
+  trimStorageCapacity,
+} from "./storage_capacity.ts";
 import {
   type Attachment,
   trimClaim,
@@ -104,6 +109,49 @@ export function createCapacityCache(
     resourceVersionOf: (object) => object.metadata.resourceVersion,
     logger: options.logger,
   });
+}
+
+/** Every node's CSIStorageCapacity objects of one driver, by class. */
+export interface PublishedCapacityCache {
+  informer: Informer<PublishedCapacity>;
+  /** The objects of a class, of every node that publishes it. */
+  forClass(storageClassName: string): PublishedCapacity[];
+}
+
+/**
+ * Creates (does not start) the informer of every node's CSIStorageCapacity
+ * objects of the driver in the agents' namespace (label
+ * csi.storage.k8s.io/drivername), trimmed to PublishedCapacity and indexed
+ * by class. Namespace-wide: the agents of a DaemonSet publish into their
+ * own namespace, where they may already list and watch these objects.
+ */
+export function createPublishedCapacityCache(
+  rest: KubeRest,
+  options: { namespace: string; driverName: string; logger: Logger },
+): PublishedCapacityCache {
+  const informer = new Informer<PublishedCapacity>(rest, {
+    resource: "csistoragecapacities",
+    path: storageCapacityPath(options.namespace),
+    labelSelector: `${DRIVER_NAME_LABEL}=${options.driverName}`,
+    trim: trimPublishedCapacity,
+    resourceVersionOf: (object) => object.resourceVersion,
+    logger: options.logger,
+  });
+  const byClass = new Map<string, Map<string, PublishedCapacity>>();
+  informer.onChange((change) => {
+    const before = change.old?.storageClassName;
+    if (before !== undefined) byClass.get(before)?.delete(change.key);
+    if (before !== undefined && byClass.get(before)?.size === 0) byClass.delete(before);
+    if (change.new !== undefined) {
+      const objects = byClass.get(change.new.storageClassName) ?? new Map();
+      objects.set(change.key, change.new);
+      byClass.set(change.new.storageClassName, objects);
+    }
+  });
+  return {
+    informer,
+    forClass: (name) => [...(byClass.get(name)?.values() ?? [])],
+  };
 }
 
 /**

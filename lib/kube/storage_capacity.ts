@@ -4,8 +4,11 @@
  * answer is expected (NotFound, Conflict); anything else is thrown as
  * KubeApiError for the caller's retry.
  */
+import { MANAGED_BY_LABEL } from "../model/keys.ts";
+import { parseQuantity } from "../model/quantity.ts";
 import type {
   NewStorageCapacity,
+  PublishedCapacity,
   StorageCapacity,
   StorageCapacityChange,
 } from "../model/storage_capacity.ts";
@@ -43,6 +46,33 @@ export function trimStorageCapacity(raw: RawObject): StorageCapacity {
     trimmed.maximumVolumeSize = source.maximumVolumeSize;
   }
   return trimmed;
+}
+
+/**
+ * Keeps what the Immediate binding race reads of any node's object (the
+ * informer's label selector chose the driver's); objects being deleted, and
+ * objects without a managed-by label (no agent's), are not kept.
+ */
+export function trimPublishedCapacity(raw: RawObject): PublishedCapacity | undefined {
+  const source = raw as unknown as StorageCapacity;
+  const publisher = source.metadata.labels?.[MANAGED_BY_LABEL];
+  if (publisher === undefined || source.metadata.deletionTimestamp !== undefined) return undefined;
+  const published: PublishedCapacity = {
+    publisher,
+    resourceVersion: source.metadata.resourceVersion,
+    storageClassName: source.storageClassName,
+    segment: { ...source.nodeTopology?.matchLabels },
+    capacityBytes: bytesOf(source.capacity),
+  };
+  const maximum = bytesOf(source.maximumVolumeSize);
+  if (maximum !== undefined) published.maximumVolumeSizeBytes = maximum;
+  return published;
+}
+
+function bytesOf(quantity: string | undefined): bigint | undefined {
+  if (quantity === undefined) return undefined;
+  const parsed = parseQuantity(quantity);
+  return parsed.ok ? parsed.value : undefined;
 }
 
 /** Creates the object; resolves to its name and resourceVersion. */

@@ -1,33 +1,20 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
+import { recordingRest } from "../../tests/fakes/kube_rest.ts";
+import { KubeApiError } from "./rest.ts";
 import {
   createStorageCapacity,
   deleteStorageCapacity,
+  trimPublishedCapacity,
   trimStorageCapacity,
   updateStorageCapacity,
 } from "./storage_capacity.ts";
-
-/** Records requests and answers each with the next answer (an Error is thrown). */
-function recording(answers: unknown[]): KubeRest & { requests: KubeRequest[] } {
-  const requests: KubeRequest[] = [];
-  return {
-    requests,
-    request<T>(request: KubeRequest): Promise<T> {
-      requests.push(request);
-      const answer = answers.shift();
-      return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer as T);
-    },
-    stream: () => Promise.reject(new Error("no watch")),
-    close: () => {},
-  };
-}
 
 const conflict = new KubeApiError(409, "Conflict", "the object has been modified");
 const notFound = new KubeApiError(404, "NotFound", "not found");
 const PATH = "/apis/storage.k8s.io/v1/namespaces/csi/csistoragecapacities";
 
 Deno.test("create POSTs a v1 CSIStorageCapacity with generateName", async () => {
-  const rest = recording([{ metadata: { name: "csisc-x1", resourceVersion: "5" } }]);
+  const rest = recordingRest([{ metadata: { name: "csisc-x1", resourceVersion: "5" } }]);
   const created = await createStorageCapacity(rest, {
     namespace: "csi",
     object: {
@@ -51,7 +38,7 @@ Deno.test("create POSTs a v1 CSIStorageCapacity with generateName", async () => 
 });
 
 Deno.test("update is a merge patch carrying the resourceVersion; 409 and 404 are values", async () => {
-  const rest = recording([{}, conflict, notFound]);
+  const rest = recordingRest([{}, conflict, notFound]);
   const target = {
     namespace: "csi",
     name: "csisc-x1",
@@ -73,7 +60,7 @@ Deno.test("update is a merge patch carrying the resourceVersion; 409 and 404 are
 });
 
 Deno.test("delete carries a UID precondition; 404 and 409 both mean gone", async () => {
-  const rest = recording([{}, notFound, conflict]);
+  const rest = recordingRest([{}, notFound, conflict]);
   const target = { namespace: "csi", name: "csisc-x1", uid: "u-1" };
   strictEqual(await deleteStorageCapacity(rest, target), "deleted");
   strictEqual(await deleteStorageCapacity(rest, target), "gone");
@@ -128,4 +115,43 @@ Deno.test("trimStorageCapacity keeps identity, owners and the published fields o
     nodeTopology: { matchLabels: { zone: "z" } },
     capacity: "1Gi",
   });
+});
+
+Deno.test("trimPublishedCapacity keeps who published what for which class, in bytes", () => {
+  const raw = {
+    metadata: {
+      name: "csisc-1",
+      namespace: "csi",
+      uid: "u1",
+      resourceVersion: "9",
+      labels: {
+        "csi.storage.k8s.io/drivername": "hostpath.csi.k8s.io",
+        "csi.storage.k8s.io/managed-by": "external-provisioner-node-c",
+      },
+      ownerReferences: [{ apiVersion: "v1", kind: "Node", name: "node-c", uid: "n" }],
+      managedFields: [{ manager: "x" }],
+    },
+    storageClassName: "local",
+    nodeTopology: { matchLabels: { "topology.hostpath.csi/node": "node-c" } },
+    capacity: "3Gi",
+    maximumVolumeSize: "2Gi",
+  };
+  deepStrictEqual(trimPublishedCapacity(raw), {
+    publisher: "external-provisioner-node-c",
+    resourceVersion: "9",
+    storageClassName: "local",
+    segment: { "topology.hostpath.csi/node": "node-c" },
+    capacityBytes: 3n * 1024n ** 3n,
+    maximumVolumeSizeBytes: 2n * 1024n ** 3n,
+  });
+  const { maximumVolumeSize: _max, ...noMax } = raw;
+  strictEqual(trimPublishedCapacity({ ...noMax, capacity: "lots" })?.capacityBytes, undefined);
+  strictEqual("maximumVolumeSizeBytes" in trimPublishedCapacity(noMax)!, false);
+  const unlabelled = { ...raw, metadata: { ...raw.metadata, labels: {} } };
+  strictEqual(trimPublishedCapacity(unlabelled), undefined, "no agent's object");
+  const going = {
+    ...raw,
+    metadata: { ...raw.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+  };
+  strictEqual(trimPublishedCapacity(going), undefined, "being deleted");
 });

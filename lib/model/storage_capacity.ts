@@ -43,3 +43,22 @@ export interface StorageCapacityChange {
   maximumVolumeSize: string | null;
   ownerReferences?: OwnerReference[];
 }
+
+/**
+ * A CSIStorageCapacity of any node of the driver, cut to what the Immediate
+ * binding race reads about the other nodes: who published it, for which
+ * class and segment, and how much fits. A few hundred bytes per object, so
+ * that every agent can keep those of every node.
+ */
+export interface PublishedCapacity {
+  /** The csi.storage.k8s.io/managed-by label: one value per publishing agent. */
+  publisher: string;
+  resourceVersion: string;
+  storageClassName: string;
+  /** nodeTopology.matchLabels: the publisher's topology segment. */
+  segment: Record<string, string>;
+  /** capacity in bytes; undefined when absent or not a quantity. */
+  capacityBytes: bigint | undefined;
+  /** maximumVolumeSize in bytes, when set. */
+  maximumVolumeSizeBytes?: bigint;
+}

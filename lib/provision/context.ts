@@ -17,6 +17,7 @@ import type { Logger } from "../log/logger.ts";
 import type { ClaimDecisionOptions } from "./decide.ts";
 import type { PersistentVolumeOptions } from "./persistent_volume.ts";
 import type { PvSaver } from "./pv_saver.ts";
+import type { ClaimRace } from "./race_ports.ts";
 import type { ProvisionOptions } from "./request.ts";
 
 /** What the controller is given. */
@@ -30,6 +31,8 @@ export interface ProvisionControllerDeps {
   /** Intents of CreateVolume calls, on the node's disk. */
   journal: Journal;
   logger: Logger;
+  /** The Immediate binding race; without it (--node-deployment-immediate-binding=false) none runs. */
+  race?: ClaimRace;
 }
 
 /** The flags and driver facts, grouped by the pure function that reads them. */

@@ -99,8 +99,14 @@ export class ProvisionController {
     const storageClass = this.#deps.caches.classes.get(claimStorageClassName(cached));
     const decision = decideClaim({ claim: cached, storageClass }, this.#options.decide);
     switch (decision.kind) {
-      case "ignore":
       case "immediateBinding":
+        if (this.#deps.race !== undefined) {
+          const target = { key, claim: cached, storageClass: decision.storageClass };
+          return await this.#deps.race.consider(target, signal);
+        }
+        this.#deps.logger.debug({ claim: key, reason: decision.reason }, "No race runs");
+        return DONE;
+      case "ignore":
         this.#deps.logger.debug(
           { claim: key, decision: decision.kind, reason: decision.reason },
           "Claim ignored",
@@ -166,6 +172,7 @@ export class ProvisionController {
       if (leavesNoVolume(error)) await this.#deps.journal.clear(prepared.volumeName, "no_volume");
       return await this.#createFailed({ key, claim, storageClass, plan: prepared }, error, signal);
     }
+    this.#deps.race?.settled(claim.metadata.uid);
     const outcome = await attempt.finish(prepared, response, signal);
     if (outcome.kind === "problem") return this.#report(claim, outcome, storageClass.metadata.name);
     if (outcome.kind === "refused") {
@@ -214,10 +221,15 @@ export class ProvisionController {
     if (problem.retry === "slow") this.#slow.add(claim.metadata.uid, storageClass.metadata.uid);
     const outcome = this.#report(claim, problem, storageClass.metadata.name);
     if (problem.state !== "reschedule") return outcome;
+    // An Immediate claim this node raced for goes back to the race instead of the scheduler.
+    const raced = storageClass.volumeBindingMode !== "WaitForFirstConsumer";
+    if (raced) this.#deps.race?.released(claim.metadata.uid);
     const removed = await this.#deps.api.removeSelectedNode(claim, signal);
     this.#deps.logger.info(
       { claim: key, removed },
-      "Removed selected-node so that the scheduler picks again",
+      `Removed selected-node so that ${
+        raced ? "the nodes race again" : "the scheduler picks again"
+      }`,
     );
     return removed === "conflict" ? RETRY : DONE;
   }

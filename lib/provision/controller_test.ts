@@ -12,7 +12,7 @@ import {
   DRIVER,
   storageClass,
 } from "../../tests/builders/provision.ts";
-import { PV_NAME, reasons, volumeOf, world } from "../../tests/fakes/provision_world.ts";
+import { KEY, PV_NAME, reasons, volumeOf, world } from "../../tests/fakes/provision_world.ts";
 
 Deno.test("sync() provisions a claim selected to this node: CreateVolume, PV, two events, metric", async () => {
   const w = world();
@@ -33,6 +33,7 @@ Deno.test("sync() provisions a claim selected to this node: CreateVolume, PV, tw
   strictEqual(w.record.succeeded, 1);
   deepStrictEqual(w.record.journaledAtCreate, [[PV_NAME]], "the intent is on disk before the call");
   deepStrictEqual(w.journal.log, [`record ${PV_NAME}`, `clear ${PV_NAME} pv_saved`]);
+  deepStrictEqual(w.record.settled, [CLAIM_UID], "the race stops counting its space");
   w.close();
 });
 
@@ -65,6 +66,7 @@ Deno.test("ResourceExhausted removes selected-node so that the scheduler picks a
   });
   deepStrictEqual(await w.sync(), { kind: "done" });
   deepStrictEqual(w.record.selectedNodeRemoved, ["data"]);
+  deepStrictEqual(w.record.released, [], "a WaitForFirstConsumer claim goes back to the scheduler");
   deepStrictEqual(reasons(w.record.events), ["Normal Provisioning", "Warning ProvisioningFailed"]);
   strictEqual(
     w.record.events[1]?.message,
@@ -168,5 +170,32 @@ Deno.test("the provisioner secret's data goes into CreateVolume and never into a
   await w.sync();
   deepStrictEqual(w.record.created[0]?.secrets, { password: "s3cret" });
   ok(!JSON.stringify(w.record.events).includes("s3cret"));
+  w.close();
+});
+
+Deno.test("sync() hands an unowned claim of an Immediate class to the race, and nothing else", async () => {
+  const unowned = buildClaim({
+    metadata: { annotations: { "volume.kubernetes.io/storage-provisioner": DRIVER } },
+  });
+  const w = world({
+    claims: [unowned],
+    classes: [storageClass({ volumeBindingMode: "Immediate" })],
+  });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.raced, [KEY]);
+  deepStrictEqual([w.record.created.length, w.record.events.length], [0, 0]);
+  w.close();
+});
+
+Deno.test("ResourceExhausted on a claim this node won in the race: released to the race, selected-node removed", async () => {
+  const w = world({
+    classes: [storageClass({ volumeBindingMode: "Immediate" })],
+    answers: [new CsiError("/csi.v1.Controller/CreateVolume", 8, "pool fast is full")],
+  });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.released, [CLAIM_UID]);
+  deepStrictEqual(w.record.selectedNodeRemoved, ["data"]);
+  deepStrictEqual(w.record.raced, [], "owned: provisioned, not raced");
+  deepStrictEqual(w.record.settled, [], "no volume: the race keeps counting it until released");
   w.close();
 });

@@ -3,8 +3,9 @@
  * claim filter (sig-storage-lib `shouldProvision`, external-provisioner
  * `ShouldProvision`, `checkNode` and the checks at the top of `Provision`),
  * as pure decisions over the claim and its StorageClass. The Immediate
- * binding ownership race (which sleeps and updates the claim) is not decided
- * here; such claims get their own kind so the caller can handle them.
+ * binding ownership race (which waits and updates the claim) is not decided
+ * here; such claims get their own kind, which the controller hands to the
+ * race (race.ts).
  */
 import {
   ANN_BETA_STORAGE_CLASS,
@@ -63,15 +64,12 @@ export type ClaimDecision =
   /** Our node is selected: run prepareProvision with this class. */
   | { kind: "provision"; storageClass: StorageClass }
   | Ignore
-  /**
-   * Immediate binding, no node selected yet: the ownership race. Handled in a
-   * later version; log `reason` at debug.
-   */
+  /** Immediate binding, no node selected yet: the ownership race (race.ts). */
   | { kind: "immediateBinding"; reason: string; storageClass: StorageClass }
   /** Warning event ProvisioningFailed, retry with backoff. */
   | Problem;
 
-const IMMEDIATE_LATER = "Immediate binding is handled in a later version";
+const IMMEDIATE_RACE = "Immediate binding and no node selected: racing to own the claim";
 
 /**
  * The checks that need only the claim, so that claims of other nodes or
@@ -154,7 +152,7 @@ export function decideClaim(snapshot: ClaimSnapshot, options: ClaimDecisionOptio
       "Immediate binding is disabled by --node-deployment-immediate-binding=false",
     );
   }
-  return { kind: "immediateBinding", reason: IMMEDIATE_LATER, storageClass };
+  return { kind: "immediateBinding", reason: IMMEDIATE_RACE, storageClass };
 }
 
 function ignore(cause: IgnoreCause, reason: string): Ignore {

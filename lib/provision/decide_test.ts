@@ -200,7 +200,7 @@ Deno.test("decideClaim() hands Immediate claims without a node to the (later) ow
   const immediate = storageClass({ volumeBindingMode: "Immediate" });
   deepStrictEqual(decide(UNSELECTED, immediate), {
     kind: "immediateBinding",
-    reason: "Immediate binding is handled in a later version",
+    reason: "Immediate binding and no node selected: racing to own the claim",
     storageClass: immediate,
   });
   const { volumeBindingMode: _, ...unset } = storageClass();

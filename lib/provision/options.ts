@@ -5,6 +5,7 @@
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { ProvisionControllerOptions } from "./context.ts";
+import type { RaceOptions } from "./race_ports.ts";
 
 /** The provisioner identity stored on every PV (informational, as upstream). */
 export function provisionerIdentity(
@@ -52,5 +53,22 @@ export function provisionControllerOptions(
       topologySupported,
     },
     timeoutMs: config.timeoutMs,
+  };
+}
+
+/** The Immediate binding race's options: the delays, the pre-check's bound, the driver's facts. */
+export function raceOptions(
+  config: Config,
+  driver: DriverInfo,
+  options: { controller: ProvisionControllerOptions; publisher: string | undefined },
+): RaceOptions {
+  return {
+    nodeName: config.nodeName,
+    baseDelayMs: config.nodeDeploymentBaseDelayMs,
+    maxDelayMs: config.nodeDeploymentMaxDelayMs,
+    timeoutMs: config.timeoutMs,
+    prepare: options.controller.prepare,
+    getCapacity: driver.controllerCapabilities.has("GET_CAPACITY"),
+    ...(options.publisher === undefined ? {} : { publisher: options.publisher }),
   };
 }

@@ -24,9 +24,9 @@ export interface Lookup<T> {
   get(key: string): T | undefined;
 }
 
-/** An informer as the wiring watches it: the key of each change, and every object it holds. */
+/** An informer as the wiring watches it: each change (key and new object), and every object it holds. */
 export interface WatchedLookup<T> extends Lookup<T> {
-  onChange(handler: (change: { key: string }) => void): void;
+  onChange(handler: (change: { key: string; new: T | undefined }) => void): void;
   list(): T[];
 }
 

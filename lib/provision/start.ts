@@ -1,7 +1,9 @@
 /**
  * Provisioning, put together from the ports main.ts hands over: the claim
- * queue fed by the claim and StorageClass informers, the controller, and the
- * saver of PVs whose first save failed (upstream's "unsavedpvs" queue).
+ * queue fed by the claim and StorageClass informers, the controller, the
+ * Immediate binding race (its timers put claim keys back on the same
+ * queue), and the saver of PVs whose first save failed (upstream's
+ * "unsavedpvs" queue).
  *
  * Recovery: once the caches have synced, the claim of every intent left in
  * the journal (by an agent that was killed, or lost its answers) is queued,
@@ -28,11 +30,16 @@ import { defaultControllerRateLimiter } from "../queue/rate_limiters.ts";
 import { WorkQueue } from "../queue/work_queue.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { claimStorageClassName } from "./claim_class.ts";
+import type { ProvisionControllerOptions } from "./context.ts";
 import { ProvisionController } from "./controller.ts";
 import { intentKey } from "./intent.ts";
 import { createProvisionMetrics } from "./metrics.ts";
-import { provisionControllerOptions, provisionerIdentity } from "./options.ts";
+import { provisionControllerOptions, provisionerIdentity, raceOptions } from "./options.ts";
 import { PvSaver } from "./pv_saver.ts";
+import { OwnershipRace } from "./race.ts";
+import type { CapacityCheckCsi } from "./race_check.ts";
+import { createRaceMetrics } from "./race_metrics.ts";
+import type { PublishedCapacities, RaceApi } from "./race_ports.ts";
 
 /** What provisioning is built from. */
 export interface ProvisioningParts {
@@ -41,8 +48,14 @@ export interface ProvisioningParts {
   claims: WatchedLookup<Claim>;
   classes: WatchedLookup<StorageClass>;
   volumes: Lookup<PersistentVolume>;
-  api: ProvisionApi & Discovery;
-  csi: ProvisionCsi;
+  api: ProvisionApi & RaceApi & Discovery;
+  csi: ProvisionCsi & CapacityCheckCsi;
+  /**
+   * Every node's published capacity and this node's managed-by value
+   * (--enable-capacity --capacity-for-immediate-binding): the race's
+   * capacity-aware delays and its one summary per claim nobody can take.
+   */
+  published?: { capacities: PublishedCapacities; publisher: string };
   events: EventRecorder;
   journal: Journal;
   registry: Registry;
@@ -84,6 +97,12 @@ export async function startProvisioning(
     now: Date.now(),
     random: Math.random(),
   });
+  const options = provisionControllerOptions({ ...config, featureGates: gates }, driver, {
+    identity,
+  });
+  const race = config.nodeDeploymentImmediateBinding
+    ? startRace(parts, { queue, options, life })
+    : undefined;
   const controller = new ProvisionController({
     caches: { claims, classes, volumes: parts.volumes },
     api: parts.api,
@@ -93,8 +112,12 @@ export async function startProvisioning(
     saver,
     journal: parts.journal,
     logger: logger.child({ component: "provision" }),
-  }, provisionControllerOptions({ ...config, featureGates: gates }, driver, { identity }));
-  claims.onChange((change) => queue.add(change.key));
+    ...(race === undefined ? {} : { race }),
+  }, options);
+  claims.onChange((change) => {
+    race?.observe(change);
+    queue.add(change.key);
+  });
   classes.onChange((change) => {
     for (const claim of claims.list()) {
       if (claimStorageClassName(claim) === change.key) {
@@ -120,6 +143,32 @@ export async function startProvisioning(
       logger: logger.child({ component: "claims" }),
     }));
   };
+}
+
+/** The race, its timers on the claim queue; they stop with the soft stop. */
+function startRace(
+  parts: ProvisioningParts,
+  context: { queue: WorkQueue; options: ProvisionControllerOptions; life: Lifecycle },
+): OwnershipRace {
+  const { queue, life } = context;
+  const race = new OwnershipRace(
+    {
+      claims: parts.claims,
+      api: parts.api,
+      csi: parts.csi,
+      ...(parts.published === undefined ? {} : { capacities: parts.published.capacities }),
+      events: parts.events,
+      metrics: createRaceMetrics(parts.registry),
+      enqueue: (key) => queue.add(key),
+      logger: parts.logger.child({ component: "race" }),
+    },
+    raceOptions(parts.config, parts.driver, {
+      controller: context.options,
+      publisher: parts.published?.publisher,
+    }),
+  );
+  life.shutdown.signal.addEventListener("abort", () => race.close(), { once: true });
+  return race;
 }
 
 /** As upstream: without the storage.k8s.io/v1 API, the gate is off unless set explicitly. */

@@ -42,6 +42,40 @@ export class ItemExponentialFailureRateLimiter implements RateLimiter {
 }
 
 /**
+ * external-provisioner's newItemExponentialFailureRateLimiterWithJitter
+ * (pkg/controller/ratelimiter.go), the wait of the Immediate binding
+ * ownership race: base·2^failures capped at max, minus a jitter of
+ * U[0,1)·base, and 0 when the jitter is the larger. So the first attempt
+ * waits in (0, base], the second in (base, 2·base], a capped one in
+ * (max-base, max].
+ */
+export class JitteredExponentialRateLimiter implements RateLimiter {
+  readonly #exponential: ItemExponentialFailureRateLimiter;
+  readonly #baseMs: number;
+  readonly #random: () => number;
+
+  constructor(bounds: { baseMs: number; maxMs: number }, options: { random?: () => number } = {}) {
+    this.#exponential = new ItemExponentialFailureRateLimiter(bounds.baseMs, bounds.maxMs);
+    this.#baseMs = bounds.baseMs;
+    this.#random = options.random ?? Math.random;
+  }
+
+  when(key: string): number {
+    const delay = this.#exponential.when(key);
+    const jitter = this.#baseMs * this.#random();
+    return jitter > delay ? 0 : delay - jitter;
+  }
+
+  forget(key: string): void {
+    this.#exponential.forget(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.#exponential.numRequeues(key);
+  }
+}
+
+/**
  * client-go's BucketRateLimiter: one token bucket shared by all keys, which
  * bounds the overall retry rate; it tracks no key.
  */

@@ -2,6 +2,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import {
   defaultControllerRateLimiter,
   ItemExponentialFailureRateLimiter,
+  JitteredExponentialRateLimiter,
   MaxOfRateLimiter,
   type RateLimiter,
   TokenBucketRateLimiter,
@@ -64,4 +65,38 @@ Deno.test("defaultControllerRateLimiter() caps the per-key wait at 1000 s", () =
   strictEqual(waits[17], 655_360);
   strictEqual(waits[18], 1_000_000);
   strictEqual(waits[19], 1_000_000);
+});
+
+Deno.test("JitteredExponentialRateLimiter: base·2^failures capped, minus U[0,1)·base, never below 0", () => {
+  const draws = [0, 0.999, 0.5, 0.25, 0.5, 0.5];
+  const limiter = new JitteredExponentialRateLimiter(
+    { baseMs: 20_000, maxMs: 60_000 },
+    { random: () => draws.shift()! },
+  );
+  // 20 s − 0, 40 s − 19.98 s, 60 s (capped) − 10 s, then capped − 5 s.
+  deepStrictEqual(whenTimes(limiter, "uid", 4), [20_000, 40_000 - 19_980, 50_000, 55_000]);
+  limiter.forget("uid");
+  strictEqual(limiter.numRequeues("uid"), 0);
+  strictEqual(limiter.when("uid"), 10_000, "after forget() the first attempt again: (0, base]");
+  const zero = new JitteredExponentialRateLimiter({ baseMs: 100, maxMs: 50 }, {
+    random: () => 0.9,
+  });
+  strictEqual(zero.when("k"), 0, "a jitter larger than the capped delay gives 0");
+});
+
+Deno.test("JitteredExponentialRateLimiter stays within upstream's bounds for every attempt", () => {
+  const limiter = new JitteredExponentialRateLimiter({ baseMs: 20, maxMs: 60 });
+  for (let round = 0; round < 200; round++) {
+    const [first, second, third, capped] = whenTimes(limiter, "k", 4) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    strictEqual(first > 0 && first <= 20, true, `first ${first}`);
+    strictEqual(second > 20 && second <= 40, true, `second ${second}`);
+    strictEqual(third > 40 && third <= 60, true, `third ${third}`);
+    strictEqual(capped > 40 && capped <= 60, true, `capped ${capped}`);
+    limiter.forget("k");
+  }
 });

@@ -102,7 +102,12 @@ export async function provisionOn(
 }
 
 async function deleteClaimAndPod(cluster: RunningCluster, claim: string): Promise<void> {
-  await forceDeletePod(cluster.admin, WORKLOADS, claim);
+  // An Immediate claim is provisioned with no pod.
+  const pods = await cluster.admin.core.listNamespacedPod({
+    namespace: WORKLOADS,
+    fieldSelector: `metadata.name=${claim}`,
+  });
+  if (pods.items.length > 0) await forceDeletePod(cluster.admin, WORKLOADS, claim);
   await cluster.admin.core.deleteNamespacedPersistentVolumeClaim({
     namespace: WORKLOADS,
     name: claim,
@@ -157,6 +162,37 @@ export async function rescheduledWhenFull(
   const bound = await waitForClaimBound(cluster.admin, { namespace: WORKLOADS, name: claim });
   const pv = await cluster.admin.core.readPersistentVolume({ name: bound.spec!.volumeName! });
   deepStrictEqual(affinityNodes(pv, cluster.topologyKey), [options.other]);
+  return pv.metadata!.name!;
+}
+
+/**
+ * A claim of an Immediate class, with no pod: the agents race for it (the
+ * merge patch of selected-node, a "Needed only" grant). `full` has no room
+ * left, so its agent declines and `other` owns and provisions it. Returns
+ * the PV's name.
+ */
+export async function racedForImmediateClaim(
+  cluster: RunningCluster,
+  claim: string,
+  options: { full: string; other: string },
+): Promise<string> {
+  await cluster.admin.storage.createStorageClass({
+    body: {
+      metadata: { name: "rbac-immediate" },
+      provisioner: cluster.driverName,
+      parameters: { kind: "fast" },
+      volumeBindingMode: "Immediate",
+    },
+  });
+  await cluster.admin.core.createNamespacedPersistentVolumeClaim({
+    namespace: WORKLOADS,
+    body: claimObject(claim, { storageClass: "rbac-immediate", size: "1Gi" }),
+  });
+  const bound = await waitForClaimBound(cluster.admin, { namespace: WORKLOADS, name: claim });
+  strictEqual(bound.metadata?.annotations?.[SELECTED_NODE], options.other);
+  const pv = await cluster.admin.core.readPersistentVolume({ name: bound.spec!.volumeName! });
+  deepStrictEqual(affinityNodes(pv, cluster.topologyKey), [options.other]);
+  strictEqual((await createVolumeCalls(cluster, options.full, pv.metadata!.name!)).length, 0);
   return pv.metadata!.name!;
 }
 

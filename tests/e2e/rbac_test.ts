@@ -12,7 +12,8 @@
  * claim with a VolumeAttributesClass provisioned and bound, a claim sent
  * back to the scheduler after a ResourceExhausted (selected-node removed)
  * and then provisioned, a claim deleted while its CreateVolume timed out
- * (read again, its volume deleted), and the volumes deleted. The driver is
+ * (read again, its volume deleted), a claim of an Immediate class raced for
+ * (selected-node patched by the node with room), and the volumes deleted. The driver is
  * deploy/'s, the upstream hostpath driver, with --enable-attach and
  * --enable-controller-modify-volume (PUBLISH_UNPUBLISH_VOLUME and
  * MODIFY_VOLUME), so the agent also reads VolumeAttributesClasses and
@@ -47,6 +48,7 @@ import {
   CLASS,
   deleteAndWaitGone,
   provisionOn,
+  racedForImmediateClaim,
   rescheduledWhenFull,
   WORKLOADS,
 } from "../deploy/lifecycle_steps.ts";
@@ -137,7 +139,13 @@ async function lifecycle(cluster: RunningCluster): Promise<void> {
   // node-b is full: the agent removes selected-node, the scheduler picks node-a.
   const second = await rescheduledWhenFull(cluster, "second", { full: "node-b", other: "node-a" });
   await abandonTimedOutClaim(cluster, "node-b");
-  const volumes = [{ claim: "first", pv: first }, { claim: "second", pv: second }];
+  // node-a is full now (first and second): node-b owns the Immediate claim.
+  const third = await racedForImmediateClaim(cluster, "third", { full: "node-a", other: "node-b" });
+  const volumes = [
+    { claim: "first", pv: first },
+    { claim: "second", pv: second },
+    { claim: "third", pv: third },
+  ];
   await deleteAndWaitGone(cluster, volumes);
 }
 

@@ -72,6 +72,10 @@ export interface WorldRecord {
   savedPvs: PersistentVolume[];
   events: EventRecord[];
   selectedNodeRemoved: string[];
+  /** Keys handed to the race, and uids it was told it lost after ResourceExhausted or settled. */
+  raced: string[];
+  released: string[];
+  settled: string[];
   secretReads: string[];
   failed: number;
   succeeded: number;
@@ -108,6 +112,9 @@ function buildWorld(options: WorldOptions) {
     savedPvs: [],
     events: [],
     selectedNodeRemoved: [],
+    raced: [],
+    released: [],
+    settled: [],
     secretReads: [],
     failed: 0,
     succeeded: 0,
@@ -183,6 +190,14 @@ function buildWorld(options: WorldOptions) {
     saver,
     journal,
     logger: quiet,
+    race: {
+      consider: (target) => {
+        record.raced.push(target.key);
+        return Promise.resolve({ kind: "done" });
+      },
+      released: (uid) => record.released.push(uid),
+      settled: (uid) => record.settled.push(uid),
+    },
   }, {
     decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },
     prepare: provisionOptions(),
