@@ -6,6 +6,7 @@
  */
 import process from "node:process";
 import { capacityDriverProblem, capacityOptions } from "./lib/capacity/options.ts";
+import { startProtection } from "./lib/clone/start.ts";
 import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
@@ -22,9 +23,12 @@ import { Readiness } from "./lib/http/health.ts";
 import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
 import { serveDiagnostics } from "./lib/http/serve.ts";
 import { createCapacityCache, waitForSync } from "./lib/kube/caches.ts";
+import type { KubeApi } from "./lib/kube/api.ts";
 import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
+import { SnapshotDiscovery } from "./lib/kube/snapshots.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
+import type { DataSourceApi } from "./lib/provision/ports.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
@@ -153,7 +157,25 @@ async function startControllers(
   const { registry } = agent.metrics;
   const controllerCalls = new CsiController(csi);
   const shared = { config, driver, api, events, registry, queues, logger, csi: controllerCalls };
-  const claims = await startProvisioning({ ...shared, ...informers }, life);
+  const snapshotApi = new SnapshotDiscovery(
+    (groupVersion, resource) => api.servesResource(groupVersion, resource),
+    { logger: logger.child({ component: "snapshots" }) },
+  );
+  const sources = dataSources(api, snapshotApi);
+  const claims = await startProvisioning({ ...shared, ...informers, sources }, life);
+  const protection = startProtection({
+    config,
+    driver,
+    claims: informers.claims,
+    volumes: informers.volumes,
+    api: {
+      ...sources,
+      mayListSnapshots: (signal) => api.mayListSnapshots(signal),
+      openSnapshotCache: () => kube.watchProtectedSnapshots(),
+    },
+    queues,
+    logger,
+  }, life);
   const volumes = startDeletion({
     ...shared,
     volumes: informers.volumes,
@@ -170,6 +192,24 @@ async function startControllers(
   );
   claims();
   volumes();
+  protection();
+  // Says once, at start-up, when restores cannot work for lack of the CRDs.
+  if (driver.controllerCapabilities.has("CREATE_DELETE_SNAPSHOT")) {
+    await snapshotApi.served().catch(() => undefined);
+  }
+}
+
+/** The data source port: KubeApi's reads and finalizer writes, and the snapshot API's presence. */
+function dataSources(api: KubeApi, snapshots: SnapshotDiscovery): DataSourceApi {
+  return {
+    snapshotsServed: () => snapshots.served(),
+    readVolumeSnapshot: (ref, signal) => api.readVolumeSnapshot(ref, signal),
+    readVolumeSnapshotContent: (name, signal) => api.readVolumeSnapshotContent(name, signal),
+    readPersistentVolume: (name, signal) => api.readPersistentVolume(name, signal),
+    changeClaimFinalizer: (ref, change, signal) => api.changeClaimFinalizer(ref, change, signal),
+    changeSnapshotFinalizer: (ref, change, signal) =>
+      api.changeSnapshotFinalizer(ref, change, signal),
+  };
 }
 
 /** The capacity publisher (--enable-capacity), with its own client for writes. */

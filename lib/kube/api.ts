@@ -14,12 +14,21 @@ import type {
   PersistentVolume,
   SecretReference,
   VolumeAttributesClass,
+  VolumeSnapshot,
+  VolumeSnapshotContent,
 } from "../model/objects.ts";
 import type { RawObject } from "./informer.ts";
 import { readNodeUid, readObjectIdentity } from "./owner_objects.ts";
 import type { KubeRest } from "./rest.ts";
 import { hasStatus } from "./rest_types.ts";
-import { trimClaim } from "./trim.ts";
+import {
+  changeSnapshotFinalizer,
+  type FinalizerWrite,
+  mayListSnapshots,
+  readVolumeSnapshot,
+  readVolumeSnapshotContent,
+} from "./snapshots.ts";
+import { trimClaim, trimPersistentVolume } from "./trim.ts";
 
 /** The calls, bound to one client. */
 export class KubeApi {
@@ -194,6 +203,86 @@ export class KubeApi {
       if (hasStatus(error, 404)) return "gone";
       throw error;
     }
+  }
+
+  /** Reads a PV from the API server (not the cache); undefined when it does not exist. */
+  async readPersistentVolume(
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<PersistentVolume | undefined> {
+    try {
+      const raw = await this.#rest.request<RawObject>({
+        method: "GET",
+        path: `/api/v1/persistentvolumes/${name}`,
+        ...(signal === undefined ? {} : { signal }),
+      });
+      return trimPersistentVolume(raw, { keep: () => true });
+    } catch (error) {
+      if (hasStatus(error, 404)) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Adds or removes a finalizer of a claim with a strategic merge patch,
+   * which merges metadata.finalizers by value: no read, no conflict, and
+   * agents that do the same at once do not overwrite each other.
+   */
+  async changeClaimFinalizer(
+    ref: { namespace: string; name: string },
+    change: { finalizer: string; action: "add" | "remove" },
+    signal?: AbortSignal,
+  ): Promise<"patched" | "gone"> {
+    const metadata = change.action === "add"
+      ? { finalizers: [change.finalizer] }
+      : { "$deleteFromPrimitiveList/finalizers": [change.finalizer] };
+    try {
+      await this.#rest.request({
+        method: "PATCH",
+        path: `/api/v1/namespaces/${ref.namespace}/persistentvolumeclaims/${ref.name}`,
+        contentType: "application/strategic-merge-patch+json",
+        body: { metadata },
+        ...(signal === undefined ? {} : { signal }),
+      });
+      return "patched";
+    } catch (error) {
+      if (hasStatus(error, 404)) return "gone";
+      throw error;
+    }
+  }
+
+  /** Reads a VolumeSnapshot; undefined when it does not exist. */
+  readVolumeSnapshot(
+    ref: { namespace: string; name: string },
+    signal?: AbortSignal,
+  ): Promise<VolumeSnapshot | undefined> {
+    return readVolumeSnapshot(this.#rest, ref, signal);
+  }
+
+  /** Reads a VolumeSnapshotContent; undefined when it does not exist. */
+  readVolumeSnapshotContent(
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<VolumeSnapshotContent | undefined> {
+    return readVolumeSnapshotContent(this.#rest, name, signal);
+  }
+
+  /** Adds or removes a finalizer of a VolumeSnapshot (see changeSnapshotFinalizer). */
+  changeSnapshotFinalizer(
+    ref: { namespace: string; name: string },
+    change: { finalizer: string; action: "add" | "remove"; current?: VolumeSnapshot },
+    signal?: AbortSignal,
+  ): Promise<FinalizerWrite> {
+    const { current, ...rest } = change;
+    return changeSnapshotFinalizer(this.#rest, { ref, ...rest }, {
+      ...(current === undefined ? {} : { current }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+  }
+
+  /** Whether the agent may list VolumeSnapshots (false on 403). */
+  mayListSnapshots(signal?: AbortSignal): Promise<boolean> {
+    return mayListSnapshots(this.#rest, signal);
   }
 
   /** Reads a namespaced object's identity (its UID and owners); throws when it cannot. */

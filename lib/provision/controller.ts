@@ -22,8 +22,10 @@ import { decideClaim } from "./decide.ts";
 import { InProgressClaims } from "./in_progress.ts";
 import { makeVolumeName } from "./names.ts";
 import { createVolumeProblem, type Problem } from "./outcome.ts";
+import { explainSourceMiss } from "./planned_source.ts";
 import type { ProvisionPlan } from "./request.ts";
 import { SlowSet } from "./slow_set.ts";
+import { SourceMisses } from "./source_misses.ts";
 
 const DONE: HandleOutcome = { kind: "done" };
 const RETRY: HandleOutcome = { kind: "retry" };
@@ -34,11 +36,13 @@ export class ProvisionController {
   readonly #options: ProvisionControllerOptions;
   readonly #inProgress = new InProgressClaims();
   readonly #slow: SlowSet;
+  readonly #misses: SourceMisses;
 
   constructor(deps: ProvisionControllerDeps, options: ProvisionControllerOptions) {
     this.#deps = deps;
     this.#options = options;
     this.#slow = new SlowSet({ retentionMs: options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS });
+    this.#misses = new SourceMisses({ retentionMs: options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS });
   }
 
   /** Claims whose CreateVolume may still be running. */
@@ -81,6 +85,10 @@ export class ProvisionController {
     signal: AbortSignal,
   ): Promise<HandleOutcome> {
     const { claim, storageClass } = target;
+    const missed = this.#misses.recall(claim.metadata.uid);
+    if (missed !== undefined) {
+      return await this.#reschedule(claim, missed, storageClass.metadata.name, signal);
+    }
     const wait = this.#slow.remainingMs(claim.metadata.uid, storageClass.metadata.uid);
     if (wait > 0) {
       this.#deps.logger.info(
@@ -106,6 +114,11 @@ export class ProvisionController {
     // the checks that may refuse it, so the user sees it next to the Warning.
     attempt.announce();
     const prepared = await attempt.prepare(signal);
+    if (prepared.kind === "problem" && prepared.state === "reschedule") {
+      // The data source lives on another node (planned_source.ts).
+      this.#misses.remember(claim.metadata.uid, prepared);
+      return await this.#reschedule(claim, prepared, storageClass.metadata.name, signal);
+    }
     if (prepared.kind !== "plan") {
       return prepared.kind === "problem"
         ? this.#report(claim, prepared, storageClass.metadata.name)
@@ -135,6 +148,12 @@ export class ProvisionController {
     const { key, claim, storageClass, plan } = failed;
     const code = error instanceof CsiError ? error.codeName : "not a gRPC status";
     const message = error instanceof Error ? error.message : String(error);
+    const miss = explainSourceMiss({ code, message }, plan, this.#options.prepare);
+    if (miss !== undefined) {
+      this.#inProgress.delete(key);
+      this.#misses.remember(claim.metadata.uid, miss);
+      return await this.#reschedule(claim, miss, storageClass.metadata.name, signal);
+    }
     const problem = createVolumeProblem({ code, message }, {
       mayReschedule: this.#options.prepare.topologySupported,
     });
@@ -142,11 +161,23 @@ export class ProvisionController {
       this.#inProgress.set(key, { claim, request: plan.request });
     } else if (problem.state !== "noChange") this.#inProgress.delete(key);
     if (problem.retry === "slow") this.#slow.add(claim.metadata.uid, storageClass.metadata.uid);
-    const outcome = this.#report(claim, problem, storageClass.metadata.name);
-    if (problem.state !== "reschedule") return outcome;
+    if (problem.state === "reschedule") {
+      return await this.#reschedule(claim, problem, storageClass.metadata.name, signal);
+    }
+    return this.#report(claim, problem, storageClass.metadata.name);
+  }
+
+  /** The Warning, then the claim goes back to the scheduler (selected-node removed). */
+  async #reschedule(
+    claim: Claim,
+    problem: Problem,
+    className: string,
+    signal: AbortSignal,
+  ): Promise<HandleOutcome> {
+    this.#report(claim, problem, className);
     const removed = await this.#deps.api.removeSelectedNode(claim, signal);
     this.#deps.logger.info(
-      { claim: key, removed },
+      { claim: `${claim.metadata.namespace}/${claim.metadata.name}`, removed },
       "Removed selected-node so that the scheduler picks again",
     );
     return removed === "conflict" ? RETRY : DONE;

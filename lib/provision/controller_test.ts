@@ -18,6 +18,7 @@ import type { HandleOutcome } from "../queue/workers.ts";
 import { ProvisionController } from "./controller.ts";
 import type { ProvisionApi, ProvisionCsi } from "./ports.ts";
 import { PvSaver } from "./pv_saver.ts";
+import { FakeDataSources } from "../../tests/fakes/data_sources.ts";
 import {
   claim as buildClaim,
   CLAIM_UID,
@@ -48,7 +49,12 @@ function volumeOf(request: CreateVolumeRequest, capacity?: string): CreateVolume
 
 /** The world as the controller sees it, recorded. */
 function world(
-  options: { claims?: Claim[]; classes?: StorageClass[]; answers?: CreateAnswer[] } = {},
+  options: {
+    claims?: Claim[];
+    classes?: StorageClass[];
+    answers?: CreateAnswer[];
+    sources?: FakeDataSources;
+  } = {},
 ) {
   const claims = new Map(
     (options.claims ?? [buildClaim()]).map((
@@ -56,7 +62,10 @@ function world(
     ) => [`${c.metadata.namespace}/${c.metadata.name}`, c]),
   );
   const classes = new Map((options.classes ?? [storageClass()]).map((c) => [c.metadata.name, c]));
-  const volumes = new Map<string, PersistentVolume>();
+  const volumes = Object.assign(new Map<string, PersistentVolume>(), {
+    list: () => [...volumes.values()],
+  });
+  const sources = options.sources ?? new FakeDataSources();
   const answers = [...(options.answers ?? [])];
   const record = {
     created: [] as CreateVolumeRequest[],
@@ -102,6 +111,7 @@ function world(
   const controller = new ProvisionController({
     caches: { claims, classes, volumes },
     api,
+    sources,
     csi,
     events,
     metrics: { succeeded: () => record.succeeded++, failed: () => record.failed++ },

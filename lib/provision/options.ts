@@ -44,6 +44,7 @@ export function provisionControllerOptions(
       },
       volumeAttributesClassEnabled: config.featureGates.VolumeAttributesClass,
       crossNamespaceVolumeDataSource: config.featureGates.CrossNamespaceVolumeDataSource,
+      preventVolumeModeConversion: config.preventVolumeModeConversion,
     },
     persistentVolume: {
       driverName: driver.name,

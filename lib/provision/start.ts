@@ -7,9 +7,10 @@ import type { Registry } from "prom-client";
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type {
+  DataSourceApi,
   Discovery,
   EventRecorder,
-  Lookup,
+  ListedLookup,
   ProvisionApi,
   ProvisionCsi,
   WatchedLookup,
@@ -33,8 +34,9 @@ export interface ProvisioningParts {
   driver: DriverInfo;
   claims: WatchedLookup<Claim>;
   classes: WatchedLookup<StorageClass>;
-  volumes: Lookup<PersistentVolume>;
+  volumes: ListedLookup<PersistentVolume>;
   api: ProvisionApi & Discovery;
+  sources: DataSourceApi;
   csi: ProvisionCsi;
   events: EventRecorder;
   registry: Registry;
@@ -76,6 +78,7 @@ export async function startProvisioning(
   const controller = new ProvisionController({
     caches: { claims, classes, volumes: parts.volumes },
     api: parts.api,
+    sources: parts.sources,
     csi: parts.csi,
     events: parts.events,
     metrics: createProvisionMetrics(parts.registry),

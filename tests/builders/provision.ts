@@ -78,6 +78,7 @@ export function provisionOptions(overrides: Partial<ProvisionOptions> = {}): Pro
     capabilities: { controllerService: true, controller: ["CREATE_DELETE_VOLUME"] },
     volumeAttributesClassEnabled: true,
     crossNamespaceVolumeDataSource: false,
+    preventVolumeModeConversion: true,
     ...overrides,
   };
 }
