@@ -56,7 +56,13 @@ export interface SweepApi {
   openSnapshotCache(): SnapshotCache;
   changeSnapshotFinalizer(
     ref: { namespace: string; name: string },
-    change: { finalizer: string; action: "add" | "remove"; current?: VolumeSnapshot },
+    change: {
+      finalizer: string;
+      action: "add" | "remove";
+      current?: VolumeSnapshot;
+      /** Writes in all; 1: a conflict ends the attempt. */
+      tries?: number;
+    },
     signal?: AbortSignal,
   ): Promise<"changed" | "unchanged" | "gone" | "forbidden" | "conflict">;
 }

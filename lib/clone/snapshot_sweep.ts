@@ -73,6 +73,8 @@ export class SnapshotSweep {
           finalizer: SNAPSHOT_SOURCE_PROTECTION_FINALIZER,
           action: "remove",
           current: snapshot,
+          // A conflict means it changed since the cache had it: judge it again next sweep.
+          tries: 1,
         }, signal);
         // Removed, or another agent was first: no longer an orphan to remember.
         if (result === "changed" || result === "unchanged" || result === "gone") {

@@ -270,12 +270,18 @@ export class KubeApi {
   /** Adds or removes a finalizer of a VolumeSnapshot (see changeSnapshotFinalizer). */
   changeSnapshotFinalizer(
     ref: { namespace: string; name: string },
-    change: { finalizer: string; action: "add" | "remove"; current?: VolumeSnapshot },
+    change: {
+      finalizer: string;
+      action: "add" | "remove";
+      current?: VolumeSnapshot;
+      tries?: number;
+    },
     signal?: AbortSignal,
   ): Promise<FinalizerWrite> {
-    const { current, ...rest } = change;
-    return changeSnapshotFinalizer(this.#rest, { ref, ...rest }, {
+    const { current, tries, finalizer, action } = change;
+    return changeSnapshotFinalizer(this.#rest, { ref, finalizer, action }, {
       ...(current === undefined ? {} : { current }),
+      ...(tries === undefined ? {} : { tries }),
       ...(signal === undefined ? {} : { signal }),
     });
   }

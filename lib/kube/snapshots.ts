@@ -121,17 +121,18 @@ export async function readVolumeSnapshotContent(
 export type FinalizerWrite = "changed" | "unchanged" | "gone" | "forbidden" | "conflict";
 
 /**
- * Adds or removes one finalizer of a VolumeSnapshot. `current` (an
- * informer's copy) saves the first read; a conflict then ends the attempt
- * ("conflict"), since the caller retries on its own schedule. Without it the
- * snapshot is read, and a conflict is retried with a fresh read.
+ * Adds or removes one finalizer of a VolumeSnapshot. `current` (a copy read
+ * a moment ago, or an informer's) saves the first read. A conflict is
+ * retried with a fresh read, at most `tries` writes in all (1: a conflict
+ * ends the attempt, for a caller that retries on its own schedule).
  */
 export async function changeSnapshotFinalizer(
   rest: KubeRest,
   change: { ref: { namespace: string; name: string }; finalizer: string; action: "add" | "remove" },
-  options: { current?: VolumeSnapshot; signal?: AbortSignal } = {},
+  options: { current?: VolumeSnapshot; tries?: number; signal?: AbortSignal } = {},
 ): Promise<FinalizerWrite> {
   const { signal } = options;
+  const tries = options.tries ?? CONFLICT_TRIES;
   for (let attempt = 1;; attempt++) {
     let snapshot = attempt === 1 ? options.current : undefined;
     try {
@@ -157,7 +158,7 @@ export async function changeSnapshotFinalizer(
       if (hasStatus(error, 404)) return "gone";
       if (hasStatus(error, 403)) return "forbidden";
       if (!hasStatus(error, 409)) throw error;
-      if (options.current !== undefined || attempt >= CONFLICT_TRIES) return "conflict";
+      if (attempt >= tries) return "conflict";
     }
   }
 }

@@ -73,6 +73,7 @@ export class Attempt {
     if (withSecrets.kind === "problem" || withSecrets.source === undefined) return withSecrets;
     const refused = await protectSource(withSecrets.source.source, {
       api: this.#deps.sources,
+      snapshot: withSecrets.source.snapshot,
       logger: this.#deps.logger.child({ claim: this.#target.key }),
       signal,
     });

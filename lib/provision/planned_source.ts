@@ -6,7 +6,7 @@
  */
 import type { VolumeContentSource } from "../csi/types.ts";
 import { atClaim } from "../model/messages.ts";
-import type { Claim, StorageClass } from "../model/objects.ts";
+import type { Claim, StorageClass, VolumeSnapshot } from "../model/objects.ts";
 import { checkCloneSource } from "./clone_source.ts";
 import type { SourceCheckInput, SourceFacts } from "./content_source.ts";
 import type { ClaimSource } from "./data_source.ts";
@@ -26,6 +26,8 @@ export interface PlannedSource {
   /** "here", or "unknown" (then a NotFound from CreateVolume is explained). */
   location: SourceLocation;
   warnings: string[];
+  /** The VolumeSnapshot as read for the checks (its finalizer is added without reading it again). */
+  snapshot?: VolumeSnapshot;
 }
 
 /** Checks the source in upstream's order, then where it lives. */
@@ -78,6 +80,7 @@ export function plannedSource(
     contentSource: checked.contentSource,
     location: checked.location,
     warnings: checked.warnings,
+    ...(facts.kind === "snapshot" && facts.snapshot.ok ? { snapshot: facts.snapshot.value } : {}),
   };
 }
 

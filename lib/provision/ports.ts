@@ -84,9 +84,10 @@ export interface DataSourceApi {
     change: { finalizer: string; action: "add" | "remove" },
     signal?: AbortSignal,
   ): Promise<"patched" | "gone">;
+  /** `current`: the snapshot as read a moment ago, which saves a read. */
   changeSnapshotFinalizer(
     ref: { namespace: string; name: string },
-    change: { finalizer: string; action: "add" | "remove" },
+    change: { finalizer: string; action: "add" | "remove"; current?: VolumeSnapshot },
     signal?: AbortSignal,
   ): Promise<SnapshotFinalizerWrite>;
 }

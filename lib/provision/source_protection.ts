@@ -8,6 +8,7 @@
  */
 import type { Logger } from "../log/logger.ts";
 import { CLONE_PROTECTION_FINALIZER, SNAPSHOT_SOURCE_PROTECTION_FINALIZER } from "../model/keys.ts";
+import type { VolumeSnapshot } from "../model/objects.ts";
 import type { ClaimSource } from "./data_source.ts";
 import { type Problem, problem } from "./outcome.ts";
 import type { DataSourceApi } from "./ports.ts";
@@ -26,7 +27,7 @@ function describe(source: ClaimSource): string {
 /** Adds the source's protection finalizer; a problem (retry, nothing created) when it cannot. */
 export async function protectSource(
   source: ClaimSource,
-  context: ProtectionContext,
+  context: ProtectionContext & { snapshot?: VolumeSnapshot | undefined },
 ): Promise<Problem | undefined> {
   const ref = { namespace: source.namespace, name: source.name };
   const finalizer = source.kind === "clone"
@@ -47,9 +48,10 @@ export async function protectSource(
         ? failed(`persistentvolumeclaims ${JSON.stringify(source.name)} not found`)
         : undefined;
     }
+    const current = context.snapshot === undefined ? {} : { current: context.snapshot };
     const result = await context.api.changeSnapshotFinalizer(
       ref,
-      { finalizer, action: "add" },
+      { finalizer, action: "add", ...current },
       context.signal,
     );
     switch (result) {
