@@ -41,13 +41,7 @@ import {
   volumeDirectory,
   waitForFinalizer,
 } from "./snapshot_support.ts";
-import {
-  createVolumeCallsFor,
-  mergePatch,
-  startOurAgents,
-  step,
-  waitForClaimEvent,
-} from "./support.ts";
+import { createVolumeCallsFor, startOurAgents, step, waitForClaimEvent } from "./support.ts";
 
 const NS = "restores";
 const SWEEP_MS = 1000;
