@@ -85,7 +85,8 @@ export class Attempt {
     const classified = classifyDataSource(this.#target.claim, this.#options.prepare);
     if (classified.kind !== "source") return undefined;
     return await readSourceFacts(classified.source, {
-      api: { ...this.#deps.sources, readClaim: (key, s) => this.#deps.api.readClaim(key, s) },
+      api: this.#deps.sources,
+      claims: this.#deps.api,
       volumes: this.#deps.caches.volumes,
     }, signal);
   }

@@ -24,7 +24,9 @@ import type { DataSourceApi, ListedLookup, ProvisionApi } from "./ports.ts";
 
 /** What the loader reads through. */
 export interface SourceReads {
-  api: DataSourceApi & Pick<ProvisionApi, "readClaim">;
+  api: DataSourceApi;
+  /** Claims, read from the API server (the claim cache holds only unbound claims). */
+  claims: Pick<ProvisionApi, "readClaim">;
   /** This node's PVs. */
   volumes: ListedLookup<PersistentVolume>;
 }
@@ -76,7 +78,7 @@ async function readCloneFacts(
   signal?: AbortSignal,
 ): Promise<CloneFacts> {
   const claim: Read<Claim> = await attempt(
-    () => reads.api.readClaim({ namespace: source.namespace, name: source.name }, signal),
+    () => reads.claims.readClaim({ namespace: source.namespace, name: source.name }, signal),
     // Upstream reads it from its claim lister, whose error says it this way.
     `persistentvolumeclaim ${JSON.stringify(source.name)} not found`,
   );
@@ -151,7 +153,7 @@ async function snapshotSourceVolume(
   const claimName = snapshot.spec.source.persistentVolumeClaimName;
   if (claimName === undefined) return gone;
   try {
-    const claim = await reads.api.readClaim(
+    const claim = await reads.claims.readClaim(
       { namespace: snapshot.metadata.namespace, name: claimName },
       signal,
     );

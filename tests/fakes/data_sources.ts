@@ -23,6 +23,8 @@ export class FakeDataSources implements DataSourceApi {
   snapshotWrite: SnapshotFinalizerWrite | undefined;
   /** How many reads were made. */
   reads = 0;
+  /** Appended to each recorded finalizer change, e.g. what the driver got so far. */
+  observe: () => string = () => "";
 
   snapshotsServed(): Promise<boolean> {
     return Promise.resolve(this.served);
@@ -49,7 +51,7 @@ export class FakeDataSources implements DataSourceApi {
     ref: { namespace: string; name: string },
     change: { finalizer: string; action: "add" | "remove" },
   ): Promise<"patched" | "gone"> {
-    this.finalizerChanges.push(`${change.action} ${change.finalizer} ${ref.namespace}/${ref.name}`);
+    this.#record(ref, change);
     return Promise.resolve("patched");
   }
 
@@ -57,7 +59,7 @@ export class FakeDataSources implements DataSourceApi {
     ref: { namespace: string; name: string },
     change: { finalizer: string; action: "add" | "remove" },
   ): Promise<SnapshotFinalizerWrite> {
-    this.finalizerChanges.push(`${change.action} ${change.finalizer} ${ref.namespace}/${ref.name}`);
+    this.#record(ref, change);
     const snapshot = this.snapshots.get(`${ref.namespace}/${ref.name}`);
     if (this.snapshotWrite !== undefined) return Promise.resolve(this.snapshotWrite);
     if (snapshot === undefined) return Promise.resolve("gone");
@@ -65,5 +67,17 @@ export class FakeDataSources implements DataSourceApi {
     if (change.action === "add") finalizers.push(change.finalizer);
     snapshot.metadata.finalizers = finalizers;
     return Promise.resolve("changed");
+  }
+
+  #record(
+    ref: { namespace: string; name: string },
+    change: { finalizer: string; action: "add" | "remove" },
+  ): void {
+    const seen = this.observe();
+    this.finalizerChanges.push(
+      `${change.action} ${change.finalizer} ${ref.namespace}/${ref.name}${
+        seen ? ` (${seen})` : ""
+      }`,
+    );
   }
 }
