@@ -12,7 +12,7 @@ import {
   type SourceCheck,
   type SourceCheckInput,
 } from "./content_source.ts";
-import { locateVolume } from "./source_location.ts";
+import { locateSource } from "./source_holder.ts";
 
 const NOT_BOUND = "claim in dataSource not bound or invalid";
 
@@ -49,7 +49,7 @@ export function checkCloneSource(
   return {
     kind: "checked",
     contentSource: { volume: { volume_id: pv.spec.csi!.volumeHandle } },
-    location: locateVolume(pv, input.segment),
+    location: locateSource(facts, input.segment),
     warnings: [],
   };
 }

@@ -17,7 +17,7 @@ import {
   type SourceCheck,
   type SourceCheckInput,
 } from "./content_source.ts";
-import { locateVolume, type SourceLocation } from "./source_location.ts";
+import { locateSource } from "./source_holder.ts";
 
 /** Checks the snapshot and its content; the content source is the content's snapshot handle. */
 export function checkSnapshotSource(
@@ -53,7 +53,7 @@ export function checkSnapshotSource(
   return {
     kind: "checked",
     contentSource: { snapshot: { snapshot_id: handle } },
-    location: snapshotLocation(facts, input),
+    location: locateSource(facts, input.segment),
     warnings: size.warnings,
   };
 }
@@ -149,14 +149,4 @@ function parseGoBool(text: string): boolean | undefined {
   if (["1", "t", "T", "TRUE", "true", "True"].includes(text)) return true;
   if (["0", "f", "F", "FALSE", "false", "False"].includes(text)) return false;
   return undefined;
-}
-
-/** Where the snapshot's data is: on the node of the volume it was taken of. */
-function snapshotLocation(facts: SnapshotFacts, input: SourceCheckInput): SourceLocation {
-  const volume = facts.sourceVolume;
-  if (volume === undefined) {
-    return { kind: "unknown", reason: "the volume it was taken of is not known" };
-  }
-  if (!volume.ok) return { kind: "unknown", reason: volume.reason };
-  return locateVolume(volume.value, input.segment);
 }
