@@ -20,9 +20,8 @@ import {
 } from "./persistent_volume.ts";
 import { prepareProvision, type ProvisionPlan } from "./request.ts";
 import { secretReadError } from "../secrets/references.ts";
-import { classifyDataSource } from "./data_source.ts";
 import { protectSource, releaseSnapshot } from "./source_protection.ts";
-import { readSourceFacts } from "./source_loader.ts";
+import { readClaimSourceFacts } from "./source_loader.ts";
 
 /** What an attempt is about. */
 export interface AttemptTarget {
@@ -81,14 +80,15 @@ export class Attempt {
   }
 
   /** The facts about a snapshot or clone source, read before the pure checks. */
-  async #sourceFacts(signal: AbortSignal) {
-    const classified = classifyDataSource(this.#target.claim, this.#options.prepare);
-    if (classified.kind !== "source") return undefined;
-    return await readSourceFacts(classified.source, {
+  #sourceFacts(signal: AbortSignal) {
+    return readClaimSourceFacts(this.#target.claim, {
       api: this.#deps.sources,
       claims: this.#deps.api,
       volumes: this.#deps.caches.volumes,
-    }, signal);
+    }, {
+      crossNamespaceVolumeDataSource: this.#options.prepare.crossNamespaceVolumeDataSource,
+      signal,
+    });
   }
 
   /** The provisioner secret's data in the request. */

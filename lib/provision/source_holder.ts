@@ -7,6 +7,8 @@
  * node-local storage only the node that holds the source can (upstream lets
  * every node race, and the winner's CreateVolume fails with NotFound for
  * ever: external-provisioner pkg/controller/controller.go, becomeOwner).
+ * The facts come from source_loader.ts's readClaimSourceFacts(), read once
+ * per claim; the verdict for any node's segment is then pure.
  */
 import type { Segments } from "../csi/types.ts";
 import type { SourceFacts } from "./content_source.ts";

@@ -19,7 +19,7 @@ import type {
   SourceFacts,
   SourceVolume,
 } from "./content_source.ts";
-import type { ClaimSource } from "./data_source.ts";
+import { type ClaimSource, classifyDataSource } from "./data_source.ts";
 import type { DataSourceApi, ListedLookup, ProvisionApi } from "./ports.ts";
 
 /** What the loader reads through. */
@@ -36,6 +36,23 @@ export const SNAPSHOT_API_NOT_SERVED =
   "the VolumeSnapshot API (snapshot.storage.k8s.io/v1) is not served by this cluster: install " +
   "external-snapshotter's CRDs and snapshot-controller; the claim is retried, no restart of " +
   "csi-node-provisioner is needed";
+
+/**
+ * The facts about a claim's snapshot or clone source; undefined for a claim
+ * without one (or whose data source upstream's classification refuses, or
+ * leaves to a populator). The provision attempt reads them before its
+ * checks, and the Immediate ownership race can read them to ask
+ * source_holder.ts whether this node holds the source.
+ */
+export async function readClaimSourceFacts(
+  claim: Claim,
+  reads: SourceReads,
+  options: { crossNamespaceVolumeDataSource: boolean; signal?: AbortSignal },
+): Promise<SourceFacts | undefined> {
+  const classified = classifyDataSource(claim, options);
+  if (classified.kind !== "source") return undefined;
+  return await readSourceFacts(classified.source, reads, options.signal);
+}
 
 /** Reads the facts about the claim's source. */
 export function readSourceFacts(

@@ -1,9 +1,10 @@
 import { deepStrictEqual } from "node:assert/strict";
 import type { Claim, PersistentVolume } from "../model/objects.ts";
 import type { ClaimSource } from "./data_source.ts";
-import { readSourceFacts, SNAPSHOT_API_NOT_SERVED } from "./source_loader.ts";
+import { readClaimSourceFacts, readSourceFacts, SNAPSHOT_API_NOT_SERVED } from "./source_loader.ts";
 import { FakeDataSources } from "../../tests/fakes/data_sources.ts";
 import {
+  claim,
   snapshotContent,
   sourceClaim,
   sourceVolume,
@@ -138,4 +139,26 @@ Deno.test("readSourceFacts() does not know where a pre-provisioned snapshot, or 
   );
   const gone = await readSourceFacts(RESTORE, replaced.reads);
   deepStrictEqual(gone.kind === "snapshot" && !gone.sourceVolume?.ok, true);
+});
+
+Deno.test("readClaimSourceFacts() reads a claim's snapshot or clone source, and nothing for other claims", async () => {
+  const world = reads({ claims: [sourceClaim()], local: [sourceVolume()] });
+  const options = { crossNamespaceVolumeDataSource: false };
+  const clone = claim({
+    spec: { dataSourceRef: { kind: "PersistentVolumeClaim", name: "origin" } },
+  });
+  deepStrictEqual(await readClaimSourceFacts(clone, world.reads, options), {
+    kind: "clone",
+    claim: { ok: true, value: sourceClaim() },
+    volume: { ok: true, value: sourceVolume() },
+  });
+  const others = [
+    claim(),
+    claim({ spec: { dataSource: { apiGroup: "example.com", kind: "Populator", name: "p" } } }),
+    claim({ spec: { dataSource: { apiGroup: "example.com", kind: "VolumeSnapshot", name: "s" } } }),
+  ];
+  for (const other of others) {
+    deepStrictEqual(await readClaimSourceFacts(other, world.reads, options), undefined);
+  }
+  deepStrictEqual(world.readClaims, ["origin"]);
 });
