@@ -169,13 +169,26 @@ export class KubeApi {
     action: "add" | "remove",
     signal?: AbortSignal,
   ): Promise<"patched" | "gone"> {
-    const metadata = action === "add"
-      ? { finalizers: [PV_PROTECTION_FINALIZER] }
-      : { "$deleteFromPrimitiveList/finalizers": [PV_PROTECTION_FINALIZER] };
+    return await this.#patchFinalizers(
+      `/api/v1/persistentvolumes/${pvName}`,
+      { finalizer: PV_PROTECTION_FINALIZER, action },
+      signal,
+    );
+  }
+
+  /** A strategic merge patch of one finalizer; a missing object is "gone". */
+  async #patchFinalizers(
+    path: string,
+    change: { finalizer: string; action: "add" | "remove" },
+    signal?: AbortSignal,
+  ): Promise<"patched" | "gone"> {
+    const metadata = change.action === "add"
+      ? { finalizers: [change.finalizer] }
+      : { "$deleteFromPrimitiveList/finalizers": [change.finalizer] };
     try {
       await this.#rest.request({
         method: "PATCH",
-        path: `/api/v1/persistentvolumes/${pvName}`,
+        path,
         contentType: "application/strategic-merge-patch+json",
         body: { metadata },
         ...(signal === undefined ? {} : { signal }),
@@ -233,22 +246,11 @@ export class KubeApi {
     change: { finalizer: string; action: "add" | "remove" },
     signal?: AbortSignal,
   ): Promise<"patched" | "gone"> {
-    const metadata = change.action === "add"
-      ? { finalizers: [change.finalizer] }
-      : { "$deleteFromPrimitiveList/finalizers": [change.finalizer] };
-    try {
-      await this.#rest.request({
-        method: "PATCH",
-        path: `/api/v1/namespaces/${ref.namespace}/persistentvolumeclaims/${ref.name}`,
-        contentType: "application/strategic-merge-patch+json",
-        body: { metadata },
-        ...(signal === undefined ? {} : { signal }),
-      });
-      return "patched";
-    } catch (error) {
-      if (hasStatus(error, 404)) return "gone";
-      throw error;
-    }
+    return await this.#patchFinalizers(
+      `/api/v1/namespaces/${ref.namespace}/persistentvolumeclaims/${ref.name}`,
+      change,
+      signal,
+    );
   }
 
   /** Reads a VolumeSnapshot; undefined when it does not exist. */
