@@ -11,7 +11,7 @@
  * CreateVolume fails with AlreadyExists for ever; see
  * csi-driver-host-path's CreateVolume, which never stores ParentVolID);
  * a source on another node is explained
- * without any CreateVolume there, and a pre-provisioned snapshot of unknown
+ * without any CreateVolume there (a restore and a clone), and a pre-provisioned snapshot of unknown
  * place is tried and its NotFound explained.
  */
 import assert from "node:assert/strict";
@@ -66,6 +66,39 @@ async function pvNodes(cluster: RunningCluster, name: string): Promise<string[]>
   const claim = await waitForClaimBound(cluster.admin, { namespace: NS, name });
   const pv = await cluster.admin.core.readPersistentVolume({ name: claim.spec!.volumeName! });
   return affinityNodes(pv, cluster.topologyKey);
+}
+
+/**
+ * A claim whose pod is placed on node-b while its source is on node-a: a
+ * Warning that names node-a, no CreateVolume on node-b; once the pod is
+ * moved to node-a, the volume is made there with the file in it.
+ */
+async function misplacedIsExplained(
+  cluster: RunningCluster,
+  options: {
+    name: string;
+    dataSource: { kind: "VolumeSnapshot" | "PersistentVolumeClaim"; name: string };
+    message: RegExp;
+  },
+): Promise<void> {
+  const { name } = options;
+  const claim = await createClaimOn(cluster, {
+    namespace: NS,
+    name,
+    node: "node-b",
+    dataSource: options.dataSource,
+  });
+  const event = await waitForClaimEvent(cluster, { namespace: NS, name }, {
+    reason: "ProvisioningFailed",
+    message: (text) => text.includes('on node "node-b"'),
+  });
+  assert.match(event.message!, options.message);
+  await forceDeletePod(cluster.admin, NS, name);
+  await createPodOn(cluster, { namespace: NS, name, node: "node-a", podName: `${name}-moved` });
+  assert.deepEqual(await pvNodes(cluster, name), ["node-a"]);
+  const dir = await volumeDirectory(cluster, { namespace: NS, name, node: "node-a" });
+  assert.equal(await Deno.readTextFile(join(dir, "hello.txt")), HELLO);
+  assert.deepEqual(await createVolumeCallsFor(cluster.node("node-b"), claim.metadata!.uid!), []);
 }
 
 Deno.test("restores and clones on the hostpath driver: content, finalizers, node-local sources", async (t) => {
@@ -150,40 +183,26 @@ Deno.test("restores and clones on the hostpath driver: content, finalizers, node
     t,
     cluster,
     "a restore whose pod is placed on node-b: explained, no CreateVolume there, restored once the pod goes to node-a",
-    async () => {
-      const claim = await createClaimOn(cluster, {
-        namespace: NS,
+    () =>
+      misplacedIsExplained(cluster, {
         name: "misplaced",
-        node: "node-b",
         dataSource: { kind: "VolumeSnapshot", name: "origin-snap" },
-      });
-      const event = await waitForClaimEvent(cluster, { namespace: NS, name: "misplaced" }, {
-        reason: "ProvisioningFailed",
-        message: (text) => text.includes('on node "node-b"'),
-      });
-      assert.match(
-        event.message!,
-        /^cannot restore VolumeSnapshot "restores\/origin-snap" on node "node-b": its source volume \(PersistentVolume "pvc-[0-9a-f-]+"\) is on the node with topology\.hostpath\.csi\/node=node-a, .* give it a nodeAffinity \(or nodeSelector\) for topology\.hostpath\.csi\/node=node-a\. volume\.kubernetes\.io\/selected-node was removed/,
-      );
-      await forceDeletePod(admin, NS, "misplaced");
-      await createPodOn(cluster, {
-        namespace: NS,
-        name: "misplaced",
-        node: "node-a",
-        podName: "moved",
-      });
-      assert.deepEqual(await pvNodes(cluster, "misplaced"), ["node-a"]);
-      const dir = await volumeDirectory(cluster, {
-        namespace: NS,
-        name: "misplaced",
-        node: "node-a",
-      });
-      assert.equal(await Deno.readTextFile(join(dir, "hello.txt")), HELLO);
-      assert.deepEqual(
-        await createVolumeCallsFor(cluster.node("node-b"), claim.metadata!.uid!),
-        [],
-      );
-    },
+        message:
+          /^cannot restore VolumeSnapshot "restores\/origin-snap" on node "node-b": its source volume \(PersistentVolume "pvc-[0-9a-f-]+"\) is on the node with topology\.hostpath\.csi\/node=node-a, .* give it a nodeAffinity \(or nodeSelector\) for topology\.hostpath\.csi\/node=node-a\. volume\.kubernetes\.io\/selected-node was removed/,
+      }),
+  );
+
+  await step(
+    t,
+    cluster,
+    "a clone whose pod is placed on node-b: explained, no CreateVolume there, cloned once the pod goes to node-a",
+    () =>
+      misplacedIsExplained(cluster, {
+        name: "misplaced-copy",
+        dataSource: { kind: "PersistentVolumeClaim", name: "origin" },
+        message:
+          /^cannot clone PersistentVolumeClaim "restores\/origin" on node "node-b": its volume \(PersistentVolume "pvc-[0-9a-f-]+"\) is on the node with topology\.hostpath\.csi\/node=node-a, .* give it a nodeAffinity \(or nodeSelector\) for topology\.hostpath\.csi\/node=node-a\. volume\.kubernetes\.io\/selected-node was removed/,
+      }),
   );
 
   await step(
