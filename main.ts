@@ -7,6 +7,7 @@
 import process from "node:process";
 import { managedByLabel } from "./lib/capacity/labels.ts";
 import { capacityDriverProblem, capacityOptions } from "./lib/capacity/options.ts";
+import { startProtection } from "./lib/clone/start.ts";
 import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
@@ -28,13 +29,16 @@ import {
   type PublishedCapacityCache,
   waitForSync,
 } from "./lib/kube/caches.ts";
+import type { KubeApi } from "./lib/kube/api.ts";
 import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
+import { SnapshotDiscovery } from "./lib/kube/snapshots.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
 import { dumpJournal } from "./lib/journal/dump.ts";
 import { type FileJournal, openFileJournal } from "./lib/journal/file_journal.ts";
 import { createJournalMetrics } from "./lib/journal/metrics.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
 import { type Intent, parseIntent } from "./lib/provision/intent.ts";
+import type { DataSourceApi } from "./lib/provision/ports.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
@@ -197,13 +201,32 @@ async function startControllers(
   const { registry } = agent.metrics;
   const controllerCalls = new CsiController(csi);
   const shared = { config, driver, api, events, registry, queues, logger, csi: controllerCalls };
+  const snapshotApi = new SnapshotDiscovery(
+    (groupVersion, resource) => api.servesResource(groupVersion, resource),
+    { logger: logger.child({ component: "snapshots" }) },
+  );
+  const sources = dataSources(api, snapshotApi);
   const claims = await startProvisioning({
     ...shared,
     ...informers,
+    sources,
     journal: options.journal,
     ...(published === undefined ? {} : {
       published: { capacities: published, publisher: managedByLabel(config.nodeName) },
     }),
+  }, life);
+  const protection = startProtection({
+    config,
+    driver,
+    claims: informers.claims,
+    volumes: informers.volumes,
+    api: {
+      ...sources,
+      mayListSnapshots: (signal) => api.mayListSnapshots(signal),
+      openSnapshotCache: () => kube.watchProtectedSnapshots(),
+    },
+    queues,
+    logger,
   }, life);
   const volumes = startDeletion({
     ...shared,
@@ -223,6 +246,24 @@ async function startControllers(
   );
   claims();
   volumes();
+  protection();
+  // Says once, at start-up, when restores cannot work for lack of the CRDs.
+  if (driver.controllerCapabilities.has("CREATE_DELETE_SNAPSHOT")) {
+    await snapshotApi.served().catch(() => undefined);
+  }
+}
+
+/** The data source port: KubeApi's reads and finalizer writes, and the snapshot API's presence. */
+function dataSources(api: KubeApi, snapshots: SnapshotDiscovery): DataSourceApi {
+  return {
+    snapshotsServed: () => snapshots.served(),
+    readVolumeSnapshot: (ref, signal) => api.readVolumeSnapshot(ref, signal),
+    readVolumeSnapshotContent: (name, signal) => api.readVolumeSnapshotContent(name, signal),
+    readPersistentVolume: (name, signal) => api.readPersistentVolume(name, signal),
+    changeClaimFinalizer: (ref, change, signal) => api.changeClaimFinalizer(ref, change, signal),
+    changeSnapshotFinalizer: (ref, change, signal) =>
+      api.changeSnapshotFinalizer(ref, change, signal),
+  };
 }
 
 /**

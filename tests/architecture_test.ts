@@ -36,14 +36,15 @@ const LAYERS: Record<string, number> = {
   secrets: 4,
   topology: 4,
   capacity: 5,
+  clone: 5,
   delete: 5,
   provision: 5,
 };
 const PURE_FOLDERS = ["model", "topology", "secrets"];
 /** The decisions of the paths, which are pure as well. */
 const DECISIONS =
-  /^lib\/(provision|delete|capacity)\/(decide|request|persistent_volume|plan|desired|race_eligibility|race_rules)\.ts$/;
-const PATHS = ["provision", "delete", "capacity"];
+  /^lib\/(provision|delete|capacity|clone)\/(decide|request|persistent_volume|plan|desired|race_eligibility|race_rules)\.ts$/;
+const PATHS = ["provision", "delete", "capacity", "clone"];
 const ADAPTERS = ["csi", "journal", "kube", "http"];
 /** The one module that touches the runtime's globals (Deno.*, Bun.*). */
 const PLATFORM = "lib/runtime/platform.ts";

@@ -14,11 +14,20 @@ import type {
   PersistentVolume,
   SecretReference,
   VolumeAttributesClass,
+  VolumeSnapshot,
+  VolumeSnapshotContent,
 } from "../model/objects.ts";
 import type { RawObject } from "./informer.ts";
 import { readNodeUid, readObjectIdentity } from "./owner_objects.ts";
 import type { KubeRest } from "./rest.ts";
 import { hasStatus, KubeApiError } from "./rest_types.ts";
+import {
+  changeSnapshotFinalizer,
+  type FinalizerWrite,
+  mayListSnapshots,
+  readVolumeSnapshot,
+  readVolumeSnapshotContent,
+} from "./snapshots.ts";
 import { trimClaim, trimPersistentVolume } from "./trim.ts";
 
 /**
@@ -235,13 +244,26 @@ export class KubeApi {
     action: "add" | "remove",
     signal?: AbortSignal,
   ): Promise<"patched" | "gone"> {
-    const metadata = action === "add"
-      ? { finalizers: [PV_PROTECTION_FINALIZER] }
-      : { "$deleteFromPrimitiveList/finalizers": [PV_PROTECTION_FINALIZER] };
+    return await this.#patchFinalizers(
+      `/api/v1/persistentvolumes/${pvName}`,
+      { finalizer: PV_PROTECTION_FINALIZER, action },
+      signal,
+    );
+  }
+
+  /** A strategic merge patch of one finalizer; a missing object is "gone". */
+  async #patchFinalizers(
+    path: string,
+    change: { finalizer: string; action: "add" | "remove" },
+    signal?: AbortSignal,
+  ): Promise<"patched" | "gone"> {
+    const metadata = change.action === "add"
+      ? { finalizers: [change.finalizer] }
+      : { "$deleteFromPrimitiveList/finalizers": [change.finalizer] };
     try {
       await this.#rest.request({
         method: "PATCH",
-        path: `/api/v1/persistentvolumes/${pvName}`,
+        path,
         contentType: "application/strategic-merge-patch+json",
         body: { metadata },
         ...(signal === undefined ? {} : { signal }),
@@ -269,6 +291,63 @@ export class KubeApi {
       if (hasStatus(error, 404)) return "gone";
       throw error;
     }
+  }
+
+  /**
+   * Adds or removes a finalizer of a claim with a strategic merge patch,
+   * which merges metadata.finalizers by value: no read, no conflict, and
+   * agents that do the same at once do not overwrite each other.
+   */
+  async changeClaimFinalizer(
+    ref: { namespace: string; name: string },
+    change: { finalizer: string; action: "add" | "remove" },
+    signal?: AbortSignal,
+  ): Promise<"patched" | "gone"> {
+    return await this.#patchFinalizers(
+      `/api/v1/namespaces/${ref.namespace}/persistentvolumeclaims/${ref.name}`,
+      change,
+      signal,
+    );
+  }
+
+  /** Reads a VolumeSnapshot; undefined when it does not exist. */
+  readVolumeSnapshot(
+    ref: { namespace: string; name: string },
+    signal?: AbortSignal,
+  ): Promise<VolumeSnapshot | undefined> {
+    return readVolumeSnapshot(this.#rest, ref, signal);
+  }
+
+  /** Reads a VolumeSnapshotContent; undefined when it does not exist. */
+  readVolumeSnapshotContent(
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<VolumeSnapshotContent | undefined> {
+    return readVolumeSnapshotContent(this.#rest, name, signal);
+  }
+
+  /** Adds or removes a finalizer of a VolumeSnapshot (see changeSnapshotFinalizer). */
+  changeSnapshotFinalizer(
+    ref: { namespace: string; name: string },
+    change: {
+      finalizer: string;
+      action: "add" | "remove";
+      current?: VolumeSnapshot;
+      tries?: number;
+    },
+    signal?: AbortSignal,
+  ): Promise<FinalizerWrite> {
+    const { current, tries, finalizer, action } = change;
+    return changeSnapshotFinalizer(this.#rest, { ref, finalizer, action }, {
+      ...(current === undefined ? {} : { current }),
+      ...(tries === undefined ? {} : { tries }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+  }
+
+  /** Whether the agent may list VolumeSnapshots (false on 403). */
+  mayListSnapshots(signal?: AbortSignal): Promise<boolean> {
+    return mayListSnapshots(this.#rest, signal);
   }
 
   /** Reads a namespaced object's identity (its UID and owners); throws when it cannot. */

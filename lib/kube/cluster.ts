@@ -7,7 +7,8 @@
  */
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
-import type { PersistentVolume } from "../model/objects.ts";
+import { SNAPSHOT_SOURCE_PROTECTION_FINALIZER } from "../model/keys.ts";
+import type { PersistentVolume, VolumeSnapshot } from "../model/objects.ts";
 import { KubeApi } from "./api.ts";
 import {
   type AttachmentCache,
@@ -17,7 +18,9 @@ import {
 } from "./caches.ts";
 import { type KubeCredentials, loadCredentials } from "./credentials.ts";
 import { EventSender } from "./events.ts";
+import type { Informer } from "./informer.ts";
 import { createKubeRest, type KubeRest } from "./rest.ts";
+import { createSnapshotFinalizerInformer } from "./snapshots.ts";
 
 /** What the controllers are built on. */
 export interface KubeConnection {
@@ -28,6 +31,8 @@ export interface KubeConnection {
   events: EventSender;
   /** Creates the VolumeAttachment informer of a driver (not started). */
   watchAttachments(driverName: string): AttachmentCache;
+  /** Creates the informer of VolumeSnapshots with the source-protection finalizer (not started). */
+  watchProtectedSnapshots(): Informer<VolumeSnapshot>;
 }
 
 /** Loads the credentials and creates the client, the informers and the Event sender. */
@@ -65,5 +70,10 @@ export async function connectKube(options: {
     }),
     watchAttachments: (driverName) =>
       createAttachmentCache(rest, { driverName, logger: informerLogger }),
+    watchProtectedSnapshots: () =>
+      createSnapshotFinalizerInformer(rest, {
+        finalizer: SNAPSHOT_SOURCE_PROTECTION_FINALIZER,
+        logger: informerLogger,
+      }),
   };
 }

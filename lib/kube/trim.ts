@@ -4,7 +4,7 @@
  * other nodes are not kept, so the cache grows with this node's volumes, not
  * with the cluster.
  */
-import { ANN_SELECTED_NODE } from "../model/keys.ts";
+import { ANN_SELECTED_NODE, CLONE_PROTECTION_FINALIZER } from "../model/keys.ts";
 import type { RawObject } from "./informer.ts";
 import type { Claim, Metadata, PersistentVolume, StorageClass } from "../model/objects.ts";
 
@@ -40,9 +40,12 @@ function pick<T extends object>(source: T | undefined, keys: (keyof T)[]): Parti
 }
 
 /**
- * Keeps a claim only while it is unbound and selected to this node or to no
- * node yet (it may become ours). Claims of other nodes and bound claims are
- * not kept: a change that makes one ours arrives as a watch event.
+ * Keeps a claim while it is unbound and selected to this node or to no node
+ * yet (it may become ours), and, whatever its node, the claims the
+ * protection controllers (lib/clone) read: a source claim with the
+ * cloning-protection finalizer, and a Pending claim that clones a claim or
+ * restores a snapshot. Other claims are not kept: a change that makes one
+ * ours arrives as a watch event.
  */
 export function trimClaim(
   raw: Raw,
@@ -51,13 +54,12 @@ export function trimClaim(
   const annotations = (raw.metadata as Metadata).annotations ?? {};
   const selected = annotations[ANN_SELECTED_NODE];
   const spec = (raw["spec"] ?? {}) as Claim["spec"];
-  if (!options.keepAll) {
-    if (selected !== undefined && selected !== "" && selected !== options.nodeName) {
-      return undefined;
-    }
-    if ((spec.volumeName ?? "") !== "") return undefined;
-  }
   const status = raw["status"] as Claim["status"] | undefined;
+  if (!options.keepAll) {
+    const elsewhere = selected !== undefined && selected !== "" && selected !== options.nodeName;
+    const bound = (spec.volumeName ?? "") !== "";
+    if ((elsewhere || bound) && !isProtectionConcern(raw, { spec, status })) return undefined;
+  }
   return {
     metadata: metadata(raw) as Claim["metadata"],
     spec: pick(spec, [
@@ -73,6 +75,19 @@ export function trimClaim(
     ]),
     ...(status?.phase === undefined ? {} : { status: { phase: status.phase } }),
   };
+}
+
+/** A source claim being protected, or a Pending clone or restore. */
+function isProtectionConcern(
+  raw: Raw,
+  claim: { spec: Claim["spec"]; status: Claim["status"] | undefined },
+): boolean {
+  if ((raw.metadata as Metadata).finalizers?.includes(CLONE_PROTECTION_FINALIZER)) return true;
+  const phase = claim.status?.phase ?? "";
+  if (phase !== "Pending" && phase !== "") return false;
+  return [claim.spec.dataSource, claim.spec.dataSourceRef].some((ref) =>
+    ref?.kind === "PersistentVolumeClaim" || ref?.kind === "VolumeSnapshot"
+  );
 }
 
 /** Keeps every StorageClass (there are few), trimmed. */

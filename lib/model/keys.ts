@@ -29,3 +29,23 @@ export const CSI_PARAMETER_PREFIX = "csi.storage.k8s.io/";
 /** The labels that mark a CSIStorageCapacity object as the one of a driver on a node. */
 export const DRIVER_NAME_LABEL = "csi.storage.k8s.io/drivername";
 export const MANAGED_BY_LABEL = "csi.storage.k8s.io/managed-by";
+
+/**
+ * Finalizer on a claim that is the source of a clone in progress
+ * (external-provisioner's pvcCloneFinalizer, pkg/controller/controller.go).
+ */
+export const CLONE_PROTECTION_FINALIZER = "provisioner.storage.kubernetes.io/cloning-protection";
+
+/**
+ * Finalizer on a VolumeSnapshot that a volume is being restored from
+ * (external-provisioner's snapshotSourceProtectionFinalizer).
+ */
+export const SNAPSHOT_SOURCE_PROTECTION_FINALIZER =
+  "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
+
+/** VolumeSnapshotContent annotation that allows a restore to change the volume mode. */
+export const ANN_ALLOW_VOLUME_MODE_CHANGE =
+  "snapshot.storage.kubernetes.io/allow-volume-mode-change";
+
+/** The API group of VolumeSnapshots and their contents. */
+export const SNAPSHOT_API_GROUP = "snapshot.storage.k8s.io";

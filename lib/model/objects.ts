@@ -135,6 +135,36 @@ export interface PersistentVolume {
   status?: { phase?: string };
 }
 
+/**
+ * VolumeSnapshot (snapshot.storage.k8s.io/v1), trimmed to what a restore
+ * checks and where its source lives. `restoreSize` is a Quantity.
+ */
+export interface VolumeSnapshot {
+  metadata: Metadata & { namespace: string };
+  spec: {
+    source: { persistentVolumeClaimName?: string; volumeSnapshotContentName?: string };
+  };
+  status?: {
+    boundVolumeSnapshotContentName?: string;
+    readyToUse?: boolean;
+    restoreSize?: string;
+  };
+}
+
+/** VolumeSnapshotContent (snapshot.storage.k8s.io/v1, cluster-scoped), trimmed. */
+export interface VolumeSnapshotContent {
+  metadata: Metadata;
+  spec: {
+    driver: string;
+    volumeSnapshotRef: ObjectReference;
+    /** Filesystem or Block: the mode of the volume the snapshot was taken of. */
+    sourceVolumeMode?: string;
+    /** One of: a dynamic snapshot's source volume, or a pre-provisioned snapshot's handle. */
+    source: { volumeHandle?: string; snapshotHandle?: string };
+  };
+  status?: { snapshotHandle?: string };
+}
+
 /** An owner reference as the API carries it. */
 export interface OwnerReference {
   apiVersion: string;

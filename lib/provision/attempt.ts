@@ -16,9 +16,12 @@ import {
   buildPersistentVolume,
   orphanedVolumeMessage,
   type VolumeTooSmall,
+  type VolumeWithoutContent,
 } from "./persistent_volume.ts";
 import { prepareProvision, type ProvisionPlan } from "./request.ts";
 import { secretReadError } from "../secrets/references.ts";
+import { protectSource, releaseSnapshot } from "./source_protection.ts";
+import { readClaimSourceFacts } from "./source_loader.ts";
 
 /** What an attempt is about. */
 export interface AttemptTarget {
@@ -52,8 +55,9 @@ export class Attempt {
     const { claim, storageClass } = this.#target;
     const vac = await this.#volumeAttributesClass(signal);
     if (vac?.kind === "problem") return vac;
+    const source = await this.#sourceFacts(signal);
     const outcome = prepareProvision(
-      { claim, storageClass, volumeAttributesClass: vac?.value },
+      { claim, storageClass, volumeAttributesClass: vac?.value, source },
       this.#options.prepare,
     );
     if (outcome.kind === "externalPopulator") {
@@ -64,12 +68,38 @@ export class Attempt {
     for (const warning of outcome.warnings) {
       this.#deps.logger.warn({ claim: this.#target.key }, warning);
     }
-    if (outcome.provisionerSecret === null) return outcome;
+    const withSecrets = await this.#withSecrets(outcome, signal);
+    if (withSecrets.kind === "problem" || withSecrets.source === undefined) return withSecrets;
+    const refused = await protectSource(withSecrets.source.source, {
+      api: this.#deps.sources,
+      snapshot: withSecrets.source.snapshot,
+      logger: this.#deps.logger.child({ claim: this.#target.key }),
+      signal,
+    });
+    return refused ?? withSecrets;
+  }
+
+  /** The facts about a snapshot or clone source, read before the pure checks. */
+  #sourceFacts(signal: AbortSignal) {
+    return readClaimSourceFacts(this.#target.claim, {
+      api: this.#deps.sources,
+      claims: this.#deps.api,
+      volumes: this.#deps.caches.volumes,
+    }, {
+      crossNamespaceVolumeDataSource: this.#options.prepare.crossNamespaceVolumeDataSource,
+      signal,
+    });
+  }
+
+  /** The provisioner secret's data in the request. */
+  async #withSecrets(plan: ProvisionPlan, signal: AbortSignal): Promise<ProvisionPlan | Problem> {
+    const { storageClass } = this.#target;
+    if (plan.provisionerSecret === null) return plan;
     try {
-      const secrets = await this.#deps.api.readSecretData(outcome.provisionerSecret, signal);
-      return { ...outcome, request: { ...outcome.request, secrets } };
+      const secrets = await this.#deps.api.readSecretData(plan.provisionerSecret, signal);
+      return { ...plan, request: { ...plan.request, secrets } };
     } catch (error) {
-      const message = secretReadError(outcome.provisionerSecret, (error as Error).message, {
+      const message = secretReadError(plan.provisionerSecret, (error as Error).message, {
         parameters: storageClass.parameters,
         className: storageClass.metadata.name,
       });
@@ -122,7 +152,9 @@ export class Attempt {
       this.#options.persistentVolume,
     );
     if (built.kind === "problem") return built;
-    if (built.kind === "tooSmall") return await this.#cleanUp(plan, built, signal);
+    if (built.kind === "tooSmall" || built.kind === "noContentSource") {
+      return await this.#cleanUp(plan, built, signal);
+    }
     const saved = await this.#deps.saver.save({
       pv: built.volume,
       claim: claimSubject(claim),
@@ -130,6 +162,13 @@ export class Attempt {
       secrets: plan.request.secrets,
     }, signal);
     if (saved === "refused" || saved === "conflict") return { kind: saved };
+    if (plan.source?.source.kind === "snapshot") {
+      await releaseSnapshot(plan.source.source, {
+        api: this.#deps.sources,
+        logger: this.#deps.logger.child({ claim: this.#target.key }),
+        signal,
+      });
+    }
     const seconds = (performance.now() - this.#started) / 1000;
     this.#deps.metrics.succeeded(provisionLabels(claim, storageClass.metadata.name), seconds);
     this.#deps.logger.info({
@@ -141,10 +180,10 @@ export class Attempt {
     return { kind: "saved" };
   }
 
-  /** DeleteVolume of a too-small volume, up to 5 tries within one --timeout. */
+  /** DeleteVolume of an unusable volume, up to 5 tries within one --timeout. */
   async #cleanUp(
     plan: ProvisionPlan,
-    tooSmall: VolumeTooSmall,
+    unusable: VolumeTooSmall | VolumeWithoutContent,
     signal: AbortSignal,
   ): Promise<Problem> {
     const timeout = new AbortController();
@@ -155,11 +194,11 @@ export class Attempt {
       for (let attempt = 0; attempt < CLEANUP_TRIES && !deadline.aborted; attempt++) {
         try {
           await this.#deps.csi.deleteVolume({
-            volume_id: tooSmall.volumeId,
+            volume_id: unusable.volumeId,
             secrets: plan.request.secrets,
           }, deadline);
           await this.#deps.journal.clear(plan.volumeName, "volume_deleted");
-          return problem(tooSmall.message, { state: "inBackground" });
+          return problem(unusable.message, { state: "inBackground" });
         } catch (error) {
           lastError = (error as Error).message;
         }
@@ -167,7 +206,7 @@ export class Attempt {
     } finally {
       clearTimeout(timer);
     }
-    const message = orphanedVolumeMessage(tooSmall.message, {
+    const message = orphanedVolumeMessage(unusable.message, {
       volumeName: plan.volumeName,
       error: lastError,
     });

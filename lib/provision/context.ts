@@ -3,6 +3,7 @@
  * dependencies, their options, and how a claim appears in events and metrics.
  */
 import type {
+  DataSourceApi,
   EventRecorder,
   Journal,
   ProvisionApi,
@@ -24,6 +25,8 @@ import type { ProvisionOptions } from "./request.ts";
 export interface ProvisionControllerDeps {
   caches: ProvisionCaches;
   api: ProvisionApi;
+  /** Snapshot and clone sources: their reads and protection finalizers. */
+  sources: DataSourceApi;
   csi: ProvisionCsi;
   events: EventRecorder;
   metrics: ProvisionMetrics;

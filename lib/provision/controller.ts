@@ -28,9 +28,11 @@ import { decideClaim } from "./decide.ts";
 import { type Intent, intentFate, intentKey, makeIntent } from "./intent.ts";
 import { makeVolumeName } from "./names.ts";
 import { createVolumeProblem, type Problem, problem as makeProblem } from "./outcome.ts";
+import { explainSourceMiss } from "./planned_source.ts";
 import type { ProvisionPlan } from "./request.ts";
 import { leavesNoVolume, Settler } from "./settle.ts";
 import { SlowSet } from "./slow_set.ts";
+import { SourceMisses } from "./source_misses.ts";
 
 const DONE: HandleOutcome = { kind: "done" };
 const RETRY: HandleOutcome = { kind: "retry" };
@@ -41,6 +43,7 @@ export class ProvisionController {
   readonly #options: ProvisionControllerOptions;
   readonly #slow: SlowSet;
   readonly #settler: Settler;
+  readonly #misses: SourceMisses;
 
   constructor(deps: ProvisionControllerDeps, options: ProvisionControllerOptions) {
     this.#deps = deps;
@@ -51,6 +54,7 @@ export class ProvisionController {
       classes: deps.caches.classes,
       saverHolds: (pvName) => deps.saver.holds(pvName),
     }, { driverName: options.decide.driverName });
+    this.#misses = new SourceMisses({ retentionMs: options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS });
   }
 
   /** Intents in the journal: CreateVolume calls whose volume has no PV and was not deleted. */
@@ -129,6 +133,10 @@ export class ProvisionController {
     signal: AbortSignal,
   ): Promise<HandleOutcome> {
     const { claim, storageClass } = target;
+    const missed = this.#misses.recall(claim.metadata.uid);
+    if (missed !== undefined) {
+      return await this.#reschedule(claim, missed, storageClass, signal);
+    }
     const wait = this.#slow.remainingMs(claim.metadata.uid, storageClass.metadata.uid);
     if (wait > 0) {
       this.#deps.logger.info(
@@ -158,6 +166,11 @@ export class ProvisionController {
     // the checks that may refuse it, so the user sees it next to the Warning.
     attempt.announce();
     const prepared = await attempt.prepare(signal);
+    if (prepared.kind === "problem" && prepared.state === "reschedule") {
+      // The data source lives on another node (planned_source.ts).
+      this.#misses.remember(claim.metadata.uid, prepared);
+      return await this.#reschedule(claim, prepared, storageClass, signal);
+    }
     if (prepared.kind !== "plan") {
       return prepared.kind === "problem"
         ? this.#report(claim, prepared, storageClass.metadata.name)
@@ -212,21 +225,41 @@ export class ProvisionController {
     error: unknown,
     signal: AbortSignal,
   ): Promise<HandleOutcome> {
-    const { key, claim, storageClass } = failed;
+    const { claim, storageClass, plan } = failed;
     const code = error instanceof CsiError ? error.codeName : "not a gRPC status";
     const message = error instanceof Error ? error.message : String(error);
+    const miss = explainSourceMiss({ code, message }, plan, this.#options.prepare);
+    if (miss !== undefined) {
+      this.#misses.remember(claim.metadata.uid, miss);
+      return await this.#reschedule(claim, miss, storageClass, signal);
+    }
     const problem = createVolumeProblem({ code, message }, {
       mayReschedule: this.#options.prepare.topologySupported,
     });
     if (problem.retry === "slow") this.#slow.add(claim.metadata.uid, storageClass.metadata.uid);
-    const outcome = this.#report(claim, problem, storageClass.metadata.name);
-    if (problem.state !== "reschedule") return outcome;
-    // An Immediate claim this node raced for goes back to the race instead of the scheduler.
+    if (problem.state === "reschedule") {
+      return await this.#reschedule(claim, problem, storageClass, signal);
+    }
+    return this.#report(claim, problem, storageClass.metadata.name);
+  }
+
+  /**
+   * The Warning, then selected-node is removed: a WaitForFirstConsumer claim
+   * goes back to the scheduler, an Immediate claim this node raced for goes
+   * back to the race.
+   */
+  async #reschedule(
+    claim: Claim,
+    problem: Problem,
+    storageClass: StorageClass,
+    signal: AbortSignal,
+  ): Promise<HandleOutcome> {
+    this.#report(claim, problem, storageClass.metadata.name);
     const raced = storageClass.volumeBindingMode !== "WaitForFirstConsumer";
     if (raced) this.#deps.race?.released(claim.metadata.uid);
     const removed = await this.#deps.api.removeSelectedNode(claim, signal);
     this.#deps.logger.info(
-      { claim: key, removed },
+      { claim: `${claim.metadata.namespace}/${claim.metadata.name}`, removed },
       `Removed selected-node so that ${
         raced ? "the nodes race again" : "the scheduler picks again"
       }`,

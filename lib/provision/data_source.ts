@@ -1,15 +1,16 @@
 /**
  * The claim's data source (`spec.dataSource`, else `spec.dataSourceRef`), as
- * upstream's prepareProvision normalizes and classifies it. This agent does
- * not restore snapshots or clone volumes yet: such claims get a problem that
- * says so, instead of a CreateVolume without content.
+ * upstream's prepareProvision normalizes and classifies it
+ * (external-provisioner pkg/controller/controller.go, `dataSource` and the
+ * kind switch): a VolumeSnapshot to restore, a claim to clone, or another
+ * kind left to its volume populator.
  */
 import type { Claim, DataSourceReference } from "../model/objects.ts";
+import { SNAPSHOT_API_GROUP } from "../model/keys.ts";
 import { atClaim } from "../model/messages.ts";
 import { type Problem, problem } from "./outcome.ts";
 
-/** The API group a VolumeSnapshot data source must have. */
-export const SNAPSHOT_API_GROUP = "snapshot.storage.k8s.io";
+export { SNAPSHOT_API_GROUP };
 
 /** The Normal event upstream emits before leaving a claim to a volume populator. */
 export const EXTERNAL_POPULATOR_EVENT = {
@@ -29,10 +30,20 @@ export interface ExternalPopulator {
   reason: string;
 }
 
+/** A VolumeSnapshot to restore or a claim to clone, in the claim's namespace. */
+export interface ClaimSource {
+  kind: "snapshot" | "clone";
+  namespace: string;
+  name: string;
+  /** Where the claim names it, for messages. */
+  field: "spec.dataSource" | "spec.dataSourceRef";
+}
+
 /** What to do about the claim's data source. */
 export type DataSourceOutcome =
   /** No data source: provision an empty volume. */
   | { kind: "none" }
+  | { kind: "source"; source: ClaimSource }
   | ExternalPopulator
   | Problem;
 
@@ -48,7 +59,8 @@ export function classifyDataSource(
     undefined;
   if (source === undefined) return { kind: "none" };
   const field = fromRef ? "spec.dataSourceRef" : "spec.dataSource";
-  if (fromRef && (source.namespace ?? "") !== "" && !options.crossNamespaceVolumeDataSource) {
+  const namespace = fromRef ? source.namespace ?? "" : "";
+  if (namespace !== "" && !options.crossNamespaceVolumeDataSource) {
     return problem(atClaim(
       "dataSourceRef namespace specified but the CrossNamespaceVolumeDataSource feature is disabled",
       claim,
@@ -65,20 +77,29 @@ export function classifyDataSource(
       `Expected ${SNAPSHOT_API_GROUP}, Got ${source.apiGroup ?? ""}`;
     return problem(atClaim(message, claim, `${field}.apiGroup`));
   }
-  if (source.kind === "VolumeSnapshot" || source.kind === "PersistentVolumeClaim") {
-    // Not upstream: until restore and clone exist, refuse clearly. The slow
-    // retry fits, since only an upgrade (or a new claim) can change the answer.
-    const what = source.kind === "VolumeSnapshot"
-      ? "restore VolumeSnapshot"
-      : "clone PersistentVolumeClaim";
-    const message = `cannot ${what} ${JSON.stringify(source.name)}: ` +
-      "snapshots and clones come in a later version of csi-node-provisioner";
-    return problem(atClaim(message, claim, field), { retry: "slow" });
+  if (source.kind !== "VolumeSnapshot" && source.kind !== "PersistentVolumeClaim") {
+    return {
+      kind: "externalPopulator",
+      event: EXTERNAL_POPULATOR_EVENT,
+      reason: `data source (${source.kind}) is not handled by the provisioner, ` +
+        "assuming an external populator will provision it",
+    };
+  }
+  if (namespace !== "" && namespace !== claim.metadata.namespace) {
+    // Upstream reads ReferenceGrants (gateway.networking.k8s.io) for these;
+    // this agent does not watch them, so it refuses instead of guessing.
+    const message = `cannot use ${source.kind} ${JSON.stringify(`${namespace}/${source.name}`)} ` +
+      "of another namespace: csi-node-provisioner does not read ReferenceGrants, so it restores " +
+      "and clones only within the claim's namespace";
+    return problem(atClaim(message, claim, `${field}.namespace`), { retry: "slow" });
   }
   return {
-    kind: "externalPopulator",
-    event: EXTERNAL_POPULATOR_EVENT,
-    reason: `data source (${source.kind}) is not handled by the provisioner, ` +
-      "assuming an external populator will provision it",
+    kind: "source",
+    source: {
+      kind: source.kind === "VolumeSnapshot" ? "snapshot" : "clone",
+      namespace: claim.metadata.namespace,
+      name: source.name,
+      field,
+    },
   };
 }

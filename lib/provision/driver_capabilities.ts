@@ -1,6 +1,6 @@
 /**
  * The driver capabilities provisioning needs (`checkDriverCapabilities`
- * upstream), checked per claim with upstream's messages.
+ * upstream), checked per claim with upstream's messages and order.
  */
 import type { ControllerCapabilityType } from "../csi/types.ts";
 
@@ -12,24 +12,62 @@ export interface DriverCapabilities {
   controller: readonly ControllerCapabilityType[];
 }
 
-/**
- * Undefined when the driver can provision the claim, else upstream's error
- * text. `modifyVolume`: the claim names a VolumeAttributesClass.
- */
+/** What the claim asks for beyond an empty volume. */
+export interface RequiredCapabilities {
+  /** A VolumeSnapshot data source. */
+  snapshot: boolean;
+  /** A PersistentVolumeClaim data source. */
+  clone: boolean;
+  /** A VolumeAttributesClass. */
+  modifyVolume: boolean;
+}
+
+/** A missing capability: upstream's error text, and which requirement it fails. */
+export interface MissingCapability {
+  message: string;
+  requirement: "provisioning" | keyof RequiredCapabilities;
+}
+
+/** Undefined when the driver can provision the claim, else the first missing capability. */
 export function checkDriverCapabilities(
   capabilities: DriverCapabilities,
-  required: { modifyVolume: boolean },
-): string | undefined {
+  required: RequiredCapabilities,
+): MissingCapability | undefined {
   const base = "CSI driver does not support dynamic provisioning";
+  const has = (capability: ControllerCapabilityType) =>
+    capabilities.controller.includes(capability);
   if (!capabilities.controllerService) {
-    return `${base}: plugin CONTROLLER_SERVICE capability is not reported`;
+    return {
+      message: `${base}: plugin CONTROLLER_SERVICE capability is not reported`,
+      requirement: "provisioning",
+    };
   }
-  if (!capabilities.controller.includes("CREATE_DELETE_VOLUME")) {
-    return `${base}: controller CREATE_DELETE_VOLUME capability is not reported`;
+  if (!has("CREATE_DELETE_VOLUME")) {
+    return {
+      message: `${base}: controller CREATE_DELETE_VOLUME capability is not reported`,
+      requirement: "provisioning",
+    };
   }
-  if (required.modifyVolume && !capabilities.controller.includes("MODIFY_VOLUME")) {
-    return "CSI driver does not support VolumeAttributesClass: " +
-      "controller MODIFY_VOLUME capability is not reported";
+  if (required.snapshot && !has("CREATE_DELETE_SNAPSHOT")) {
+    return {
+      message: "CSI driver does not support snapshot restore: " +
+        "controller CREATE_DELETE_SNAPSHOT capability is not reported",
+      requirement: "snapshot",
+    };
+  }
+  if (required.clone && !has("CLONE_VOLUME")) {
+    return {
+      message: "CSI driver does not support clone operations: " +
+        "controller CLONE_VOLUME capability is not reported",
+      requirement: "clone",
+    };
+  }
+  if (required.modifyVolume && !has("MODIFY_VOLUME")) {
+    return {
+      message: "CSI driver does not support VolumeAttributesClass: " +
+        "controller MODIFY_VOLUME capability is not reported",
+      requirement: "modifyVolume",
+    };
   }
   return undefined;
 }

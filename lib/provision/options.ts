@@ -45,6 +45,7 @@ export function provisionControllerOptions(
       },
       volumeAttributesClassEnabled: config.featureGates.VolumeAttributesClass,
       crossNamespaceVolumeDataSource: config.featureGates.CrossNamespaceVolumeDataSource,
+      preventVolumeModeConversion: config.preventVolumeModeConversion,
     },
     persistentVolume: {
       driverName: driver.name,

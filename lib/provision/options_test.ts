@@ -53,3 +53,15 @@ Deno.test("provisionerIdentity() is <unix-ms>-<0..9999>-<driver>-<node> as upstr
     "1700000000000-1234-d-n",
   );
 });
+
+Deno.test("provisionControllerOptions() passes --prevent-volume-mode-conversion to the restore checks", () => {
+  for (const [flag, expected] of [["true", true], ["false", false]] as const) {
+    const outcome = parseConfig(
+      ["--node-deployment", `--prevent-volume-mode-conversion=${flag}`],
+      { NODE_NAME: "node-a" },
+    );
+    if (outcome.kind !== "run") throw new Error(outcome.kind);
+    const options = provisionControllerOptions(outcome.config, driver, { identity: "id" });
+    strictEqual(options.prepare.preventVolumeModeConversion, expected);
+  }
+});

@@ -51,10 +51,24 @@ export interface VolumeTooSmall {
   state: "inBackground";
 }
 
-/** The PV to create, a too-small volume to clean up, or an unusable response. */
+/**
+ * The claim has a data source but the driver's answer names no content
+ * source: the volume may be empty. As for a too-small volume, the caller
+ * deletes it and retries in the background (upstream's `volume content
+ * source missing`).
+ */
+export interface VolumeWithoutContent {
+  kind: "noContentSource";
+  volumeId: string;
+  message: "volume content source missing";
+  state: "inBackground";
+}
+
+/** The PV to create, a volume to clean up, or an unusable response. */
 export type PersistentVolumeOutcome =
   | { kind: "persistentVolume"; volume: PersistentVolume; capacityBytes: bigint }
   | VolumeTooSmall
+  | VolumeWithoutContent
   | Problem;
 
 /** Builds the PV for a successful CreateVolume. */
@@ -81,6 +95,16 @@ export function buildPersistentVolume(
       requiredBytes: plan.requiredBytes,
       message:
         `created volume capacity ${capacity} less than requested capacity ${plan.requiredBytes}`,
+      state: "inBackground",
+    };
+  }
+  // Upstream checks spec.dataSource (and a cross-namespace dataSourceRef,
+  // which this agent refuses before CreateVolume).
+  if ((claim.spec.dataSource ?? undefined) !== undefined && !volume.content_source) {
+    return {
+      kind: "noContentSource",
+      volumeId: volume.volume_id,
+      message: "volume content source missing",
       state: "inBackground",
     };
   }
@@ -173,10 +197,15 @@ function claimRef(claim: Claim): NonNullable<PersistentVolume["spec"]["claimRef"
   };
 }
 
-/** The too-small message when the cleanup DeleteVolume failed too (upstream's wording). */
+/**
+ * The message when the cleanup DeleteVolume failed too (upstream's wording,
+ * which says "Cleanup" after a too-small volume and "cleanup" after a
+ * missing content source).
+ */
 export function orphanedVolumeMessage(
   message: string,
   cleanup: { volumeName: string; error: string },
 ): string {
-  return `${message}. Cleanup of volume ${cleanup.volumeName} failed, volume is orphaned: ${cleanup.error}`;
+  const word = message === "volume content source missing" ? "cleanup" : "Cleanup";
+  return `${message}. ${word} of volume ${cleanup.volumeName} failed, volume is orphaned: ${cleanup.error}`;
 }

@@ -15,6 +15,8 @@ import type {
   SecretReference,
   StorageClass,
   VolumeAttributesClass,
+  VolumeSnapshot,
+  VolumeSnapshotContent,
 } from "../model/objects.ts";
 import type { EventRecord } from "../model/events.ts";
 import type { Intent, IntentOutcome } from "./intent.ts";
@@ -30,11 +32,17 @@ export interface WatchedLookup<T> extends Lookup<T> {
   list(): T[];
 }
 
+/** A cache that can also be walked. */
+export interface ListedLookup<T> extends Lookup<T> {
+  list(): T[];
+}
+
 /** The caches the controller reads. Keys: "namespace/name" for claims, name for the rest. */
 export interface ProvisionCaches {
   claims: Lookup<Claim>;
   classes: Lookup<StorageClass>;
-  volumes: Lookup<PersistentVolume>;
+  /** This node's PVs (and those without node affinity). */
+  volumes: ListedLookup<PersistentVolume>;
 }
 
 /**
@@ -63,6 +71,39 @@ export interface ProvisionApi {
     name: string,
     signal?: AbortSignal,
   ): Promise<VolumeAttributesClass | undefined>;
+}
+
+/** What a finalizer write on a VolumeSnapshot did. */
+export type SnapshotFinalizerWrite = "changed" | "unchanged" | "gone" | "forbidden" | "conflict";
+
+/**
+ * Reads of a claim's snapshot or clone source beyond the caches, and the
+ * protection finalizers. Reads return undefined for an object that does
+ * not exist and throw (with the API's message) when they cannot tell.
+ */
+export interface DataSourceApi {
+  /** Whether VolumeSnapshots are served (asked again while they are not). */
+  snapshotsServed(): Promise<boolean>;
+  readVolumeSnapshot(
+    ref: { namespace: string; name: string },
+    signal?: AbortSignal,
+  ): Promise<VolumeSnapshot | undefined>;
+  readVolumeSnapshotContent(
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<VolumeSnapshotContent | undefined>;
+  readPersistentVolume(name: string, signal?: AbortSignal): Promise<PersistentVolume | undefined>;
+  changeClaimFinalizer(
+    ref: { namespace: string; name: string },
+    change: { finalizer: string; action: "add" | "remove" },
+    signal?: AbortSignal,
+  ): Promise<"patched" | "gone">;
+  /** `current`: the snapshot as read a moment ago, which saves a read. */
+  changeSnapshotFinalizer(
+    ref: { namespace: string; name: string },
+    change: { finalizer: string; action: "add" | "remove"; current?: VolumeSnapshot },
+    signal?: AbortSignal,
+  ): Promise<SnapshotFinalizerWrite>;
 }
 
 /** Discovery, for the start-up check of the VolumeAttributesClass API. */

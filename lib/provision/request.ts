@@ -19,8 +19,10 @@ import type {
 } from "../model/objects.ts";
 import { accessibilityRequirements } from "../topology/requirements.ts";
 import { volumeCapabilities } from "./capabilities.ts";
-import { classifyDataSource, type ExternalPopulator } from "./data_source.ts";
+import { type ClaimSource, classifyDataSource, type ExternalPopulator } from "./data_source.ts";
 import { checkDriverCapabilities, type DriverCapabilities } from "./driver_capabilities.ts";
+import type { SourceFacts } from "./content_source.ts";
+import { type PlannedSource, plannedSource } from "./planned_source.ts";
 import { atClaim, atClass, deprecationWarning, parameterField } from "../model/messages.ts";
 import { makeVolumeName } from "./names.ts";
 import { type Problem, problem } from "./outcome.ts";
@@ -45,6 +47,8 @@ export interface ProvisionInput {
   storageClass: StorageClass;
   /** The VolumeAttributesClass named by the claim, when the cache has it. */
   volumeAttributesClass?: VolumeAttributesClass | undefined;
+  /** What was read about the claim's snapshot or clone source (source_loader.ts). */
+  source?: SourceFacts | undefined;
 }
 
 /** The flags and facts prepareProvision needs (a subset of Config plus the driver's answers). */
@@ -63,6 +67,8 @@ export interface ProvisionOptions {
   capabilities: DriverCapabilities;
   volumeAttributesClassEnabled: boolean;
   crossNamespaceVolumeDataSource: boolean;
+  /** --prevent-volume-mode-conversion. */
+  preventVolumeModeConversion: boolean;
 }
 
 /** Everything needed to call CreateVolume and, afterwards, to build the PV. */
@@ -82,6 +88,8 @@ export interface ProvisionPlan {
   volumeAttributesClassName: string | undefined;
   /** Deprecation warnings to log (deprecated parameter keys in the class). */
   warnings: string[];
+  /** The snapshot or claim the volume is made from, with where it lives. */
+  source: PlannedSource | undefined;
 }
 
 /** What prepareProvision decided. */
@@ -91,18 +99,13 @@ export type PrepareOutcome = ProvisionPlan | Problem | ExternalPopulator;
 export function prepareProvision(input: ProvisionInput, options: ProvisionOptions): PrepareOutcome {
   const { claim } = input;
   const dataSource = classifyDataSource(claim, options);
-  if (dataSource.kind !== "none") return dataSource;
+  if (dataSource.kind === "problem" || dataSource.kind === "externalPopulator") return dataSource;
+  const claimSource = dataSource.kind === "source" ? dataSource.source : undefined;
   const vacName = options.volumeAttributesClassEnabled && claim.spec.volumeAttributesClassName
     ? claim.spec.volumeAttributesClassName
     : undefined;
-  const unsupported = checkDriverCapabilities(options.capabilities, { modifyVolume: false });
-  if (unsupported !== undefined) return problem(unsupported);
-  const noModify = vacName === undefined
-    ? undefined
-    : checkDriverCapabilities(options.capabilities, { modifyVolume: true });
-  if (noModify !== undefined) {
-    return problem(atClaim(noModify, claim, "spec.volumeAttributesClassName"));
-  }
+  const capabilities = capabilityProblem(input, { ...options, claimSource, vacName });
+  if (capabilities !== undefined) return capabilities;
   if (claim.spec.selector !== undefined && claim.spec.selector !== null) {
     return problem(atClaim("claim Selector is not supported", claim, "spec.selector"));
   }
@@ -113,6 +116,10 @@ export function prepareProvision(input: ProvisionInput, options: ProvisionOption
   if (!name.ok) return problem(name.error);
   const volume = volumeShape(input, options);
   if (volume.kind === "problem") return volume;
+  const source = claimSource === undefined
+    ? undefined
+    : plannedSource(claimSource, { ...input, requestedBytes: volume.bytes }, options);
+  if (source?.kind === "problem") return source;
   const requisites = topologyRequirements(input, options);
   if (requisites.kind === "problem") return requisites;
   const secrets = secretReferences(input, name.value);
@@ -127,6 +134,7 @@ export function prepareProvision(input: ProvisionInput, options: ProvisionOption
     volume_capabilities: volume.capabilities,
     parameters: parameters.value,
     secrets: {},
+    ...(source === undefined ? {} : { volume_content_source: source.contentSource }),
     ...(requisites.value === null ? {} : { accessibility_requirements: requisites.value }),
     ...(mutable.value === undefined ? {} : { mutable_parameters: mutable.value }),
   };
@@ -139,8 +147,32 @@ export function prepareProvision(input: ProvisionInput, options: ProvisionOption
     pvSecrets: secrets.pv,
     fsType: volume.fsType,
     volumeAttributesClassName: vacName,
-    warnings: [...volume.warnings, ...secrets.warnings],
+    warnings: [...volume.warnings, ...(source?.warnings ?? []), ...secrets.warnings],
+    source,
   };
+}
+
+/** checkDriverCapabilities for what the claim asks: a restore, a clone, a VolumeAttributesClass. */
+function capabilityProblem(
+  input: ProvisionInput,
+  options: ProvisionOptions & { claimSource: ClaimSource | undefined; vacName: string | undefined },
+): Problem | undefined {
+  const { claim } = input;
+  const { claimSource, vacName } = options;
+  const missing = checkDriverCapabilities(options.capabilities, {
+    snapshot: claimSource?.kind === "snapshot",
+    clone: claimSource?.kind === "clone",
+    modifyVolume: vacName !== undefined,
+  });
+  if (missing === undefined) return undefined;
+  switch (missing.requirement) {
+    case "provisioning":
+      return problem(missing.message);
+    case "modifyVolume":
+      return problem(atClaim(missing.message, claim, "spec.volumeAttributesClassName"));
+    default:
+      return problem(atClaim(missing.message, claim, claimSource!.field));
+  }
 }
 
 type VolumeShape =

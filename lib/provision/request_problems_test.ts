@@ -176,23 +176,32 @@ const BAD_INPUTS: BadCase[] = [
     message: `claim Selector is not supported ${AT_CLAIM}, spec.selector)`,
   },
   {
-    name: "snapshot data source",
+    name: "snapshot data source, driver without CREATE_DELETE_SNAPSHOT",
     claim: claim({
       spec: {
         dataSource: { apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: "snap-1" },
       },
     }),
-    message:
-      'cannot restore VolumeSnapshot "snap-1": snapshots and clones come in a later version of ' +
-      `csi-node-provisioner ${AT_CLAIM}, spec.dataSource)`,
-    retry: "slow",
+    message: "CSI driver does not support snapshot restore: controller CREATE_DELETE_SNAPSHOT " +
+      `capability is not reported ${AT_CLAIM}, spec.dataSource)`,
   },
   {
-    name: "clone data source through dataSourceRef",
+    name: "clone data source through dataSourceRef, driver without CLONE_VOLUME",
     claim: claim({ spec: { dataSourceRef: { kind: "PersistentVolumeClaim", name: "origin" } } }),
-    message:
-      'cannot clone PersistentVolumeClaim "origin": snapshots and clones come in a later version of ' +
-      `csi-node-provisioner ${AT_CLAIM}, spec.dataSourceRef)`,
+    message: "CSI driver does not support clone operations: controller CLONE_VOLUME capability " +
+      `is not reported ${AT_CLAIM}, spec.dataSourceRef)`,
+  },
+  {
+    name: "clone data source of another namespace (gate on)",
+    claim: claim({
+      spec: {
+        dataSourceRef: { kind: "PersistentVolumeClaim", name: "origin", namespace: "other" },
+      },
+    }),
+    options: { crossNamespaceVolumeDataSource: true },
+    message: 'cannot use PersistentVolumeClaim "other/origin" of another namespace: ' +
+      "csi-node-provisioner does not read ReferenceGrants, so it restores and clones only within " +
+      `the claim's namespace ${AT_CLAIM}, spec.dataSourceRef.namespace)`,
     retry: "slow",
   },
   {

@@ -57,6 +57,7 @@ Deno.test("prepareProvision() builds the CreateVolume request for a plain claim"
     fsType: "",
     volumeAttributesClassName: undefined,
     warnings: [],
+    source: undefined,
   });
 });
 

@@ -14,10 +14,11 @@ import type { Registry } from "prom-client";
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type {
+  DataSourceApi,
   Discovery,
   EventRecorder,
   Journal,
-  Lookup,
+  ListedLookup,
   ProvisionApi,
   ProvisionCsi,
   WatchedLookup,
@@ -47,8 +48,9 @@ export interface ProvisioningParts {
   driver: DriverInfo;
   claims: WatchedLookup<Claim>;
   classes: WatchedLookup<StorageClass>;
-  volumes: Lookup<PersistentVolume>;
+  volumes: ListedLookup<PersistentVolume>;
   api: ProvisionApi & RaceApi & Discovery;
+  sources: DataSourceApi;
   csi: ProvisionCsi & CapacityCheckCsi;
   /**
    * Every node's published capacity and this node's managed-by value
@@ -106,6 +108,7 @@ export async function startProvisioning(
   const controller = new ProvisionController({
     caches: { claims, classes, volumes: parts.volumes },
     api: parts.api,
+    sources: parts.sources,
     csi: parts.csi,
     events: parts.events,
     metrics: createProvisionMetrics(parts.registry),

@@ -2,7 +2,14 @@
  * Builders for the provisioning tests: a claim, a class and the options a
  * node agent runs with, each overridable field by field.
  */
-import type { Claim, StorageClass, VolumeAttributesClass } from "../../lib/model/objects.ts";
+import type {
+  Claim,
+  PersistentVolume,
+  StorageClass,
+  VolumeAttributesClass,
+  VolumeSnapshot,
+  VolumeSnapshotContent,
+} from "../../lib/model/objects.ts";
 import type { ProvisionOptions } from "../../lib/provision/request.ts";
 
 export const DRIVER = "hostpath.csi.k8s.io";
@@ -78,6 +85,104 @@ export function provisionOptions(overrides: Partial<ProvisionOptions> = {}): Pro
     capabilities: { controllerService: true, controller: ["CREATE_DELETE_VOLUME"] },
     volumeAttributesClassEnabled: true,
     crossNamespaceVolumeDataSource: false,
+    preventVolumeModeConversion: true,
     ...overrides,
+  };
+}
+
+/** The data sources of the restore and clone tests, in namespace "apps". */
+export const SOURCE_HANDLE = "vol-origin";
+export const SNAPSHOT_HANDLE = "snap-handle-1";
+
+/** A bound 1Gi claim "origin", the source of a clone. */
+export function sourceClaim(overrides: ClaimOverrides & { status?: Claim["status"] } = {}): Claim {
+  return {
+    ...claim({
+      metadata: {
+        name: "origin",
+        uid: "origin-uid",
+        annotations: { "volume.kubernetes.io/storage-provisioner": DRIVER },
+        ...overrides.metadata,
+      },
+      spec: { volumeName: "pv-origin", ...overrides.spec },
+    }),
+    status: overrides.status ?? { phase: "Bound" },
+  };
+}
+
+/** The PV of "origin" on `node` (default: ours). */
+export function sourceVolume(
+  overrides: { node?: string; spec?: Partial<PersistentVolume["spec"]>; phase?: string } = {},
+): PersistentVolume {
+  return {
+    metadata: { name: "pv-origin", uid: "pv-origin-uid", resourceVersion: "9" },
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      capacity: { storage: "1Gi" },
+      csi: { driver: DRIVER, volumeHandle: SOURCE_HANDLE },
+      claimRef: { namespace: "apps", name: "origin", uid: "origin-uid" },
+      storageClassName: "fast",
+      volumeMode: "Filesystem",
+      nodeAffinity: {
+        required: {
+          nodeSelectorTerms: [{
+            matchExpressions: [{
+              key: TOPOLOGY_KEY,
+              operator: "In",
+              values: [overrides.node ?? NODE],
+            }],
+          }],
+        },
+      },
+      ...overrides.spec,
+    },
+    status: { phase: overrides.phase ?? "Bound" },
+  };
+}
+
+/** A ready VolumeSnapshot "snap" of "origin", bound to content "snapcontent-1". */
+export function volumeSnapshot(
+  overrides: {
+    metadata?: Partial<VolumeSnapshot["metadata"]>;
+    status?: VolumeSnapshot["status"];
+  } = {},
+): VolumeSnapshot {
+  return {
+    metadata: {
+      name: "snap",
+      namespace: "apps",
+      uid: "snap-uid",
+      resourceVersion: "11",
+      ...overrides.metadata,
+    },
+    spec: { source: { persistentVolumeClaimName: "origin" } },
+    status: overrides.status ??
+      { boundVolumeSnapshotContentName: "snapcontent-1", readyToUse: true, restoreSize: "1Gi" },
+  };
+}
+
+/** The content of "snap", taken of SOURCE_HANDLE by our driver. */
+export function snapshotContent(
+  overrides: {
+    metadata?: Partial<VolumeSnapshotContent["metadata"]>;
+    spec?: Partial<VolumeSnapshotContent["spec"]>;
+    status?: VolumeSnapshotContent["status"];
+  } = {},
+): VolumeSnapshotContent {
+  return {
+    metadata: {
+      name: "snapcontent-1",
+      uid: "content-uid",
+      resourceVersion: "12",
+      ...overrides.metadata,
+    },
+    spec: {
+      driver: DRIVER,
+      volumeSnapshotRef: { namespace: "apps", name: "snap", uid: "snap-uid" },
+      sourceVolumeMode: "Filesystem",
+      source: { volumeHandle: SOURCE_HANDLE },
+      ...overrides.spec,
+    },
+    status: overrides.status ?? { snapshotHandle: SNAPSHOT_HANDLE },
   };
 }

@@ -73,9 +73,11 @@ export interface ClusterOptions {
   auditLog?: AuditLogOptions;
   /**
    * VolumeSnapshot CRDs, snapshot-controller and a csi-snapshotter per node
-   * (snapshots.ts); hostpath driver only. Default false.
+   * (snapshots.ts); hostpath driver only. Default false. "later": built but
+   * not started, for a test that installs them on a running cluster
+   * (RunningCluster.startSnapshotting()).
    */
-  snapshots?: boolean;
+  snapshots?: boolean | "later";
   /** Skip ensureClusterBinaries(). */
   binaries?: ClusterBinaries;
 }
@@ -148,7 +150,7 @@ async function peersFor(
   log: (line: string) => void,
 ): Promise<Partial<PeerBinaries> & { snapshotCrds?: string[] }> {
   const hostpath = (options.driver ?? "hostpath") === "hostpath";
-  const snapshotter = options.snapshots ?? false;
+  const snapshotter = (options.snapshots ?? false) !== false;
   if (!hostpath && !snapshotter) return {};
   const peers = await ensurePeerBinaries({
     hostpath,

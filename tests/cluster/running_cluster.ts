@@ -171,8 +171,8 @@ export class RunningCluster implements AsyncDisposable {
       await Promise.all(this.nodes.map((node) => this.#startDriver(node)));
       mark("csi-drivers");
     }
-    if (options.snapshots) {
-      await this.#startSnapshotting();
+    if (options.snapshots === true) {
+      await this.startSnapshotting();
       mark("snapshots");
     }
     const agent = options.agent ?? "none";
@@ -204,7 +204,12 @@ export class RunningCluster implements AsyncDisposable {
     if (node.driverSocket !== node.csiSocket) node.recorder = await startRecorder(node);
   }
 
-  async #startSnapshotting(): Promise<void> {
+  /**
+   * The VolumeSnapshot CRDs, snapshot-controller, a csi-snapshotter per node
+   * and the VolumeSnapshotClass: at start-up with `snapshots: true`, or on a
+   * running cluster started with `snapshots: "later"`.
+   */
+  async startSnapshotting(): Promise<void> {
     const { peers, options, group } = this.#init;
     if (this.driverKind !== "hostpath") {
       throw new Error(`snapshots need the hostpath driver, not driver "${this.driverKind}"`);

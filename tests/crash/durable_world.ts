@@ -6,6 +6,7 @@
  * step of the journal protocol can be paused (`pause`), so that a parent
  * process can SIGKILL this one exactly there.
  */
+import { FakeDataSources } from "../fakes/data_sources.ts";
 import { randomUUID } from "node:crypto";
 import { renameSync, writeFileSync } from "node:fs";
 import { type FileJournal, openFileJournal } from "../../lib/journal/file_journal.ts";
@@ -109,9 +110,10 @@ export async function openWorld(
     caches: {
       claims,
       classes: new Map([["fast", storageClass()]]),
-      volumes: { get: (name: string) => state.pvs[name] },
+      volumes: { get: (name: string) => state.pvs[name], list: () => Object.values(state.pvs) },
     },
     api,
+    sources: new FakeDataSources(),
     csi,
     events,
     metrics: { succeeded: () => {}, failed: () => {} },

@@ -146,6 +146,15 @@ Deno.test("helm values change the flags, the RBAC and the pod as documented", as
   strictEqual(pod.priorityClassName, "system-cluster-critical");
   deepStrictEqual(pod.nodeSelector, { "kubernetes.io/os": "linux", disk: "local" });
 
+  // Snapshot support off: no VolumeSnapshot RBAC, no orphan sweep; clones keep theirs.
+  ok(grants(byNode, "ClusterRole", "volumesnapshots"));
+  const noSnapshots = await render(["snapshots.enabled=false"]);
+  ok(!grants(noSnapshots, "ClusterRole", "volumesnapshots"));
+  ok(!grants(noSnapshots, "ClusterRole", "volumesnapshotcontents"));
+  ok(grants(noSnapshots, "ClusterRole", "persistentvolumes"));
+  ok(argsOf(noSnapshots).includes("--snapshot-orphan-sweep-interval=0"));
+  ok(!argsOf(byNode).some((arg) => arg.startsWith("--snapshot-orphan-sweep-interval")));
+
   const noCapacity = await render(["capacity.enabled=false"]);
   ok(!argsOf(noCapacity).some((arg) => arg.startsWith("--enable-capacity")));
   ok(!noCapacity.some((object) => object.kind === "Role"), "no Role without capacity");

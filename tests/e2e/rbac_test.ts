@@ -11,9 +11,12 @@
  * published, a class added and removed (capacity created and deleted), a
  * claim with a VolumeAttributesClass provisioned and bound, a claim sent
  * back to the scheduler after a ResourceExhausted (selected-node removed)
- * and then provisioned, a claim deleted while its CreateVolume timed out
- * (read again, its volume deleted), a claim of an Immediate class raced for
- * (selected-node patched by the node with room), and the volumes deleted. The driver is
+ * and then provisioned, a snapshot of a claim restored and the claim cloned
+ * (and a restore placed on the other node explained), a claim deleted while
+ * its CreateVolume timed out (read again, its volume deleted), a claim of an
+ * Immediate class raced for (selected-node patched by the node with room),
+ * and the volumes deleted (the clone's source losing its cloning-protection
+ * finalizer). The driver is
  * deploy/'s, the upstream hostpath driver, with --enable-attach and
  * --enable-controller-modify-volume (PUBLISH_UNPUBLISH_VOLUME and
  * MODIFY_VOLUME), so the agent also reads VolumeAttributesClasses and
@@ -52,6 +55,7 @@ import {
   rescheduledWhenFull,
   WORKLOADS,
 } from "../deploy/lifecycle_steps.ts";
+import { restoreAndClone } from "../deploy/lifecycle_sources.ts";
 import {
   commentedRules,
   type K8sObject,
@@ -65,6 +69,11 @@ const CONDITIONAL_CALLS_USED = [
   "patch persistentvolumeclaims",
   "get persistentvolumeclaims",
   "get persistentvolumes",
+  "list snapshot.storage.k8s.io/volumesnapshots",
+  "watch snapshot.storage.k8s.io/volumesnapshots",
+  "get snapshot.storage.k8s.io/volumesnapshots",
+  "patch snapshot.storage.k8s.io/volumesnapshots",
+  "get snapshot.storage.k8s.io/volumesnapshotcontents",
   "get storage.k8s.io/volumeattributesclasses",
   "list storage.k8s.io/volumeattachments",
   "watch storage.k8s.io/volumeattachments",
@@ -88,6 +97,8 @@ async function deployedCluster(): Promise<
       extraArgs: ["--enable-controller-modify-volume", "--enable-attach"],
       recordCalls: true,
     },
+    // Restores: the VolumeSnapshot CRDs, snapshot-controller, csi-snapshotter per node.
+    snapshots: true,
     // deploy/ declares the CSIDriver and the classes.
     csiDriver: false,
     storageClasses: false,
@@ -135,6 +146,11 @@ async function lifecycle(cluster: RunningCluster): Promise<void> {
   await waitFor(
     async () => String((await capacityOf(cluster, CLASS)).get("node-a")?.capacity) === "3Gi",
     { description: "node-a's published capacity down to 3Gi" },
+  );
+  await restoreAndClone(cluster, { source: "first", node: "node-a", other: "node-b" });
+  await waitFor(
+    async () => String((await capacityOf(cluster, CLASS)).get("node-a")?.capacity) === "3Gi",
+    { description: "node-a's published capacity back to 3Gi" },
   );
   // node-b is full: the agent removes selected-node, the scheduler picks node-a.
   const second = await rescheduledWhenFull(cluster, "second", { full: "node-b", other: "node-a" });

@@ -19,6 +19,8 @@ import { ProvisionController } from "../../lib/provision/controller.ts";
 import type { Intent } from "../../lib/provision/intent.ts";
 import type { ProvisionApi, ProvisionCsi, PvCreateOutcome } from "../../lib/provision/ports.ts";
 import { PvSaver } from "../../lib/provision/pv_saver.ts";
+import type { ProvisionOptions } from "../../lib/provision/request.ts";
+import { FakeDataSources } from "./data_sources.ts";
 import { MemoryJournal } from "./journal.ts";
 import {
   claim as buildClaim,
@@ -44,7 +46,7 @@ export function volumeOf(request: CreateVolumeRequest, capacity?: string): Creat
       capacity_bytes: capacity ?? request.capacity_range?.required_bytes ?? "0",
       volume_id: `vol-${request.name}`,
       volume_context: {},
-      content_source: null,
+      content_source: request.volume_content_source ?? null,
       accessible_topology: [{ segments: { [TOPOLOGY_KEY]: NODE } }],
     },
   };
@@ -90,6 +92,11 @@ export interface WorldOptions {
   intents?: Intent[];
   /** Secrets by "namespace/name"; others are NotFound. Default: any but "missing" exists. */
   secrets?: Record<string, Record<string, string>>;
+  /** Snapshots, contents and PVs the data source checks read. */
+  sources?: FakeDataSources;
+  prepare?: Partial<ProvisionOptions>;
+  /** The driver's answer when `answers` has none left. */
+  respond?: (request: CreateVolumeRequest) => CreateVolumeResponse;
 }
 
 /** The fake world and its controller. */
@@ -103,7 +110,10 @@ export function world(options: WorldOptions = {}): World {
 function buildWorld(options: WorldOptions) {
   const claims = keyed(options.claims ?? [buildClaim()]);
   const classes = new Map((options.classes ?? [storageClass()]).map((c) => [c.metadata.name, c]));
-  const volumes = new Map<string, PersistentVolume>();
+  const volumes = Object.assign(new Map<string, PersistentVolume>(), {
+    list: () => [...volumes.values()],
+  });
+  const sources = options.sources ?? new FakeDataSources();
   const answers = [...(options.answers ?? [])];
   const record: WorldRecord = {
     created: [],
@@ -130,7 +140,7 @@ function buildWorld(options: WorldOptions) {
     createVolume: (request) => {
       record.created.push(request);
       record.journaledAtCreate.push(journal.entries().map((intent) => intent.pvName));
-      const answer = answers.shift() ?? volumeOf(request);
+      const answer = answers.shift() ?? options.respond?.(request) ?? volumeOf(request);
       return answer instanceof CsiError ? Promise.reject(answer) : Promise.resolve(answer);
     },
     deleteVolume: (request) => {
@@ -184,6 +194,7 @@ function buildWorld(options: WorldOptions) {
   const controller = new ProvisionController({
     caches: { claims, classes, volumes },
     api,
+    sources,
     csi,
     events,
     metrics: { succeeded: () => record.succeeded++, failed: () => record.failed++ },
@@ -200,7 +211,7 @@ function buildWorld(options: WorldOptions) {
     },
   }, {
     decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },
-    prepare: provisionOptions(),
+    prepare: provisionOptions(options.prepare),
     persistentVolume: {
       driverName: DRIVER,
       identity: "123-4-driver-node-a",
@@ -219,6 +230,7 @@ function buildWorld(options: WorldOptions) {
     serverPvs,
     classes,
     volumes,
+    sources,
     journal,
     /** Claim keys the saver put back on the claim queue. */
     retried,

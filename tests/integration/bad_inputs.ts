@@ -218,20 +218,25 @@ export const BAD_INPUTS: readonly BadInput[] = [
     message: (at) => `claim Selector is not supported ${atClaim(at, "spec.selector")}`,
   },
   {
+    // This cluster has no snapshot CRDs: the Warning says what to install.
     name: "snapshot-source",
-    title: "a VolumeSnapshot data source",
+    title: "a VolumeSnapshot data source on a cluster without the VolumeSnapshot API",
     claim: { spec: { dataSource: snapshotSource("snapshot.storage.k8s.io") } },
     message: (at) =>
-      `cannot restore VolumeSnapshot "nightly": snapshots and clones come in a later version ` +
-      `of csi-node-provisioner ${atClaim(at, "spec.dataSource")}`,
+      "error getting handle for DataSource Type VolumeSnapshot by Name nightly: error getting " +
+      "snapshot nightly from api server: the VolumeSnapshot API (snapshot.storage.k8s.io/v1) is " +
+      "not served by this cluster: install external-snapshotter's CRDs and snapshot-controller; " +
+      "the claim is retried, no restart of csi-node-provisioner is needed " +
+      atClaim(at, "spec.dataSource"),
   },
   {
     name: "clone-source",
-    title: "a PersistentVolumeClaim (clone) data source",
+    title: "a PersistentVolumeClaim (clone) data source that does not exist",
     claim: { spec: { dataSource: { kind: "PersistentVolumeClaim", name: "origin" } } },
     message: (at) =>
-      `cannot clone PersistentVolumeClaim "origin": snapshots and clones come in a later ` +
-      `version of csi-node-provisioner ${atClaim(at, "spec.dataSource")}`,
+      "error getting handle for DataSource Type PersistentVolumeClaim by Name origin: error " +
+      `getting PVC origin (namespace "${at.namespace}") from api server: persistentvolumeclaim ` +
+      `"origin" not found ${atClaim(at, "spec.dataSource")}`,
   },
   {
     // Through dataSourceRef: the API server drops such a spec.dataSource, but copies the ref.

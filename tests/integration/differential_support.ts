@@ -5,10 +5,12 @@
  * provisionings must differ.
  */
 import assert from "node:assert/strict";
+import { isDeepStrictEqual } from "node:util";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { waitForClaimBound } from "../cluster/workloads.ts";
 import { type ClaimInput, NAMESPACE } from "./differential_inputs.ts";
+import { describeDifference } from "./object_diff.ts";
 import { createVolumeCallsFor, selectedClaim } from "./support.ts";
 
 /** What one provisioner produced for one claim. */
@@ -149,4 +151,41 @@ export function normalizeVolume(pv: unknown): unknown {
 
 function replace(object: Record<string, unknown> | undefined, key: string, text: string): void {
   if (object !== undefined && Object.hasOwn(object, key)) object[key] = text;
+}
+
+/** Every difference between what the two agents produced for one claim, or nothing. */
+export function compare(ours: Provisioned, upstream: Provisioned): Promise<void> {
+  const names = { expectedName: "upstream", actualName: "ours" };
+  const differences = [
+    describeDifference(ours.pv, upstream.pv, { what: "the PVs", ...names }),
+    describeDifference(ours.request, upstream.request, {
+      what: "the CreateVolume requests",
+      ...names,
+    }),
+    describeDifference(withoutLocations(ours.events), upstream.events, {
+      what: "the claim's Events",
+      ...names,
+    }),
+  ].filter((difference) => difference !== "");
+  if (!isDeepStrictEqual(ours.secrets, upstream.secrets)) {
+    // The keys only: secret values never reach a log.
+    const keys = (secrets: Record<string, string> | undefined) =>
+      JSON.stringify(Object.keys(secrets ?? {}).sort());
+    differences.push(
+      `the provisioner secrets of the CreateVolume requests differ (values not shown): ` +
+        `ours has keys ${keys(ours.secrets)}, upstream ${keys(upstream.secrets)}`,
+    );
+  }
+  if (differences.length > 0) return Promise.reject(new Error(differences.join("\n\n")));
+  return Promise.resolve();
+}
+
+/**
+ * Our messages without the location this agent appends on purpose to
+ * upstream's text (lib/model/messages.ts), e.g. ` (PersistentVolumeClaim
+ * "ns/name", spec.selector)`: the rest must be upstream's wording.
+ */
+function withoutLocations(events: Provisioned["events"]): Provisioned["events"] {
+  const location = / \((?:PersistentVolumeClaim|StorageClass) "[^"]+", [^()]+\)$/;
+  return events.map((event) => ({ ...event, message: event.message.replace(location, "") }));
 }

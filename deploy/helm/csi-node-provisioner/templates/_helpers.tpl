@@ -74,6 +74,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - --metrics-path={{ .Values.metrics.path }}
 {{- end }}
 - --v={{ .Values.logLevel }}
+{{- if not .Values.snapshots.enabled }}
+- --snapshot-orphan-sweep-interval=0
+{{- end }}
 {{- with .Values.extraArgs }}
 {{ toYaml . }}
 {{- end }}

@@ -1,0 +1,77 @@
+import { deepStrictEqual } from "node:assert/strict";
+import { createLogger } from "../log/logger.ts";
+import type { Claim, VolumeSnapshot } from "../model/objects.ts";
+import type { SweepApi } from "./ports.ts";
+import { SnapshotSweep } from "./snapshot_sweep.ts";
+import { claim, volumeSnapshot } from "../../tests/builders/provision.ts";
+
+const PROTECTION = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
+const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+
+function sweepWorld(options: { served?: boolean[]; mayList?: boolean; claims?: Claim[] } = {}) {
+  const snapshots = [volumeSnapshot({ metadata: { name: "orphan", finalizers: [PROTECTION] } })];
+  const writes: string[] = [];
+  const served = [...(options.served ?? [true])];
+  let cacheRuns = 0;
+  const api: SweepApi = {
+    snapshotsServed: () => Promise.resolve(served.length > 1 ? served.shift()! : served[0]!),
+    mayListSnapshots: () => Promise.resolve(options.mayList ?? true),
+    openSnapshotCache: () => ({
+      list: () => snapshots,
+      hasSynced: () => true,
+      run: async (signal) => {
+        cacheRuns++;
+        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      },
+    }),
+    changeSnapshotFinalizer: (ref, change) => {
+      writes.push(`${change.action} ${ref.namespace}/${ref.name} tries=${change.tries}`);
+      snapshots.splice(0);
+      return Promise.resolve("changed");
+    },
+  };
+  const sweep = new SnapshotSweep({
+    claims: { get: () => undefined, list: () => options.claims ?? [], onChange: () => {} },
+    api,
+    logger: quiet,
+  }, { intervalMs: 5 });
+  return { sweep, writes, cacheRuns: () => cacheRuns };
+}
+
+async function runUntil(sweep: SnapshotSweep, done: () => boolean): Promise<void> {
+  const stop = new AbortController();
+  const running = sweep.run(stop.signal);
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 2));
+  stop.abort();
+  await running;
+}
+
+Deno.test("run() waits for the VolumeSnapshot API, then removes an orphan at its second sweep", async () => {
+  const world = sweepWorld({ served: [false, false, true] });
+  await runUntil(world.sweep, () => world.writes.length > 0);
+  deepStrictEqual(world.writes, ["remove apps/orphan tries=1"]);
+  deepStrictEqual(world.cacheRuns(), 1);
+});
+
+Deno.test("run() stays off without permission to list VolumeSnapshots", async () => {
+  const world = sweepWorld({ mayList: false });
+  await world.sweep.run(new AbortController().signal);
+  deepStrictEqual([world.writes, world.cacheRuns()], [[], 0]);
+});
+
+Deno.test("sweep() keeps a protection a Pending restore needs", async () => {
+  const restoring: Claim = claim({
+    spec: {
+      dataSource: { apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: "orphan" },
+    },
+  });
+  const world = sweepWorld({ claims: [restoring] });
+  const cache = {
+    list: (): VolumeSnapshot[] => [
+      volumeSnapshot({ metadata: { name: "orphan", finalizers: [PROTECTION] } }),
+    ],
+  };
+  const signal = new AbortController().signal;
+  for (let i = 0; i < 3; i++) await world.sweep.sweep(cache, signal);
+  deepStrictEqual(world.writes, []);
+});

@@ -1,0 +1,149 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { createLogger } from "../log/logger.ts";
+import { KubeApiError } from "./rest.ts";
+import {
+  changeSnapshotFinalizer,
+  readVolumeSnapshot,
+  SnapshotDiscovery,
+  trimVolumeSnapshot,
+  trimVolumeSnapshotContent,
+} from "./snapshots.ts";
+import { recordingRest } from "../../tests/fakes/kube_rest.ts";
+
+const F = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
+const PATH = "/apis/snapshot.storage.k8s.io/v1/namespaces/apps/volumesnapshots/snap";
+const REF = { namespace: "apps", name: "snap" };
+const conflict = new KubeApiError(409, "Conflict", "the object has been modified");
+
+function rawSnapshot(resourceVersion: string, finalizers?: string[]) {
+  return {
+    metadata: {
+      name: "snap",
+      namespace: "apps",
+      uid: "u",
+      resourceVersion,
+      managedFields: [{}],
+      ...(finalizers ? { finalizers } : {}),
+    },
+    spec: { source: { persistentVolumeClaimName: "origin" }, volumeSnapshotClassName: "c" },
+    status: { boundVolumeSnapshotContentName: "c1", readyToUse: true, restoreSize: "1Gi", x: 1 },
+  };
+}
+
+Deno.test("trims keep what a restore checks and nothing more", () => {
+  deepStrictEqual(trimVolumeSnapshot(rawSnapshot("3", [F])), {
+    metadata: { name: "snap", namespace: "apps", uid: "u", resourceVersion: "3", finalizers: [F] },
+    spec: { source: { persistentVolumeClaimName: "origin" } },
+    status: { boundVolumeSnapshotContentName: "c1", readyToUse: true, restoreSize: "1Gi" },
+  });
+  const content = {
+    metadata: { name: "c1", uid: "cu", resourceVersion: "4", annotations: { a: "b" } },
+    spec: {
+      driver: "d",
+      deletionPolicy: "Delete",
+      volumeSnapshotRef: { kind: "VolumeSnapshot", namespace: "apps", name: "snap", uid: "u" },
+      sourceVolumeMode: "Filesystem",
+      source: { volumeHandle: "h" },
+    },
+    status: { snapshotHandle: "sh", readyToUse: true },
+  };
+  deepStrictEqual(
+    trimVolumeSnapshotContent(content),
+    {
+      metadata: { name: "c1", uid: "cu", resourceVersion: "4", annotations: { a: "b" } },
+      spec: {
+        driver: "d",
+        volumeSnapshotRef: { namespace: "apps", name: "snap", uid: "u" },
+        sourceVolumeMode: "Filesystem",
+        source: { volumeHandle: "h" },
+      },
+      status: { snapshotHandle: "sh" },
+    },
+  );
+});
+
+Deno.test("readVolumeSnapshot() is undefined for a missing snapshot", async () => {
+  const rest = recordingRest([new KubeApiError(404, "NotFound", "not found")]);
+  strictEqual(await readVolumeSnapshot(rest, REF), undefined);
+  strictEqual(rest.requests[0]?.path, PATH);
+});
+
+Deno.test("changeSnapshotFinalizer() writes the whole list with the resourceVersion, reading again after a conflict", async () => {
+  const rest = recordingRest([
+    rawSnapshot("5", ["other"]),
+    conflict,
+    rawSnapshot("6", ["other"]),
+    {},
+  ]);
+  strictEqual(
+    await changeSnapshotFinalizer(rest, { ref: REF, finalizer: F, action: "add" }),
+    "changed",
+  );
+  deepStrictEqual(rest.requests.map((request) => [request.method, request.body]), [
+    ["GET", undefined],
+    ["PATCH", { metadata: { resourceVersion: "5", finalizers: ["other", F] } }],
+    ["GET", undefined],
+    ["PATCH", { metadata: { resourceVersion: "6", finalizers: ["other", F] } }],
+  ]);
+  strictEqual(rest.requests[1]?.contentType, "application/merge-patch+json");
+});
+
+Deno.test("changeSnapshotFinalizer() with a current copy and one try: no read, a conflict is a value", async () => {
+  const rest = recordingRest([conflict]);
+  const current = trimVolumeSnapshot(rawSnapshot("8", [F, "other"]));
+  strictEqual(
+    await changeSnapshotFinalizer(rest, { ref: REF, finalizer: F, action: "remove" }, {
+      current,
+      tries: 1,
+    }),
+    "conflict",
+  );
+  deepStrictEqual(rest.requests.map((request) => [request.method, request.body]), [
+    ["PATCH", { metadata: { resourceVersion: "8", finalizers: ["other"] } }],
+  ]);
+});
+
+Deno.test("changeSnapshotFinalizer(): nothing to do, gone and forbidden are values", async () => {
+  const present = recordingRest([rawSnapshot("1", [F])]);
+  strictEqual(
+    await changeSnapshotFinalizer(present, { ref: REF, finalizer: F, action: "add" }),
+    "unchanged",
+  );
+  const gone = recordingRest([new KubeApiError(404, "NotFound", "gone")]);
+  strictEqual(
+    await changeSnapshotFinalizer(gone, { ref: REF, finalizer: F, action: "add" }),
+    "gone",
+  );
+  const forbidden = recordingRest([rawSnapshot("1"), new KubeApiError(403, "Forbidden", "no")]);
+  strictEqual(
+    await changeSnapshotFinalizer(forbidden, { ref: REF, finalizer: F, action: "add" }),
+    "forbidden",
+  );
+});
+
+Deno.test("SnapshotDiscovery asks again after a while when not served, logs once, and keeps a yes", async () => {
+  const lines: string[] = [];
+  const logger = createLogger({
+    verbosity: 2,
+    sink: { write: (line: string) => lines.push(line) },
+  });
+  const answers = [false, false, true];
+  let asked = 0;
+  let now = 0;
+  const discovery = new SnapshotDiscovery(() => {
+    asked++;
+    return Promise.resolve(answers.shift()!);
+  }, { logger, now: () => now });
+  strictEqual(await discovery.served(), false);
+  strictEqual(await discovery.served(), false);
+  strictEqual(asked, 1, "the answer is kept for a while");
+  now += 10_000;
+  strictEqual(await discovery.served(), false);
+  now += 10_000;
+  strictEqual(await discovery.served(), true);
+  now += 10_000;
+  strictEqual(await discovery.served(), true);
+  strictEqual(asked, 3);
+  deepStrictEqual(lines.filter((line) => line.includes("is not served")).length, 1);
+  deepStrictEqual(lines.filter((line) => line.includes("is now served")).length, 1);
+});
