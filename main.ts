@@ -5,7 +5,11 @@
  * a signal, 1 for a fatal error (e.g. the driver went away), 2 for bad flags or environment.
  */
 import process from "node:process";
-import { capacityDriverProblem, capacityOptions } from "./lib/capacity/options.ts";
+import {
+  capacityDriverProblem,
+  capacityLabelsProblem,
+  capacityOptions,
+} from "./lib/capacity/options.ts";
 import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
@@ -14,20 +18,24 @@ import { problemsText } from "./lib/config/help.ts";
 import type { Config } from "./lib/config/types.ts";
 import { type CsiCaller, type CsiConnection, openCsiConnection } from "./lib/csi/connection.ts";
 import { CsiController } from "./lib/csi/controller_service.ts";
+import { DriverProbe } from "./lib/csi/driver_probe.ts";
 import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
 import { startDeletion } from "./lib/delete/start.ts";
 import { isThisNodesConcern } from "./lib/delete/volume_owner.ts";
-import { Readiness } from "./lib/http/health.ts";
+import { livenessReport, Readiness } from "./lib/http/health.ts";
 import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
 import { serveDiagnostics } from "./lib/http/serve.ts";
-import { createCapacityCache, waitForSync } from "./lib/kube/caches.ts";
+import { createCapacityCache } from "./lib/kube/caches.ts";
 import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
+import { registerInformerMetrics } from "./lib/kube/informer_metrics.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
+import { waitForSync } from "./lib/runtime/synced.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
+import { Heartbeat, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
 import { Lifecycle } from "./lib/runtime/lifecycle.ts";
 import { writeTerminationLog } from "./lib/runtime/termination_log.ts";
 import { VERSION, versionText } from "./lib/runtime/version.ts";
@@ -65,6 +73,7 @@ interface Agent {
   readiness: Readiness;
   connection: CsiConnection;
   life: Lifecycle;
+  heartbeat: Heartbeat;
 }
 
 async function runAgent(config: Config, env: Record<string, string | undefined>): Promise<number> {
@@ -76,15 +85,16 @@ async function runAgent(config: Config, env: Record<string, string | undefined>)
   const agent = assemble(config, logger);
   const { life, connection } = agent;
   const untrap = life.trapSignals();
+  agent.heartbeat.start(life.halt.signal);
+  life.track(agent.readiness.run(life.shutdown.signal), { name: "readiness" });
   try {
     const driver = await handshake(connection, { logger, signal: life.shutdown.signal });
     logger.notice(
       { version: VERSION, ...describeDriver(driver) },
       "Connected to CSI driver; using its topology segment as this node's fixed topology",
     );
-    const capacityProblem = config.enableCapacity ? capacityDriverProblem(driver) : undefined;
-    if (capacityProblem !== undefined) throw new FatalError(capacityProblem);
-    agent.readiness.set("csi", true);
+    refuseCapacityProblems(config, driver);
+    watchDriver(agent);
     await startControllers(agent, { driver, env });
     const end = await watchConnectionLoss(connection, life.shutdown.signal);
     if (end === "lost") throw new FatalError("Lost connection to CSI driver, exiting");
@@ -114,15 +124,45 @@ function assemble(config: Config, logger: Logger): Agent {
     observer: metrics.csiCalls,
   });
   life.onClose(() => connection.close());
-  const readiness = new Readiness();
+  const readiness = new Readiness({
+    logger: logger.child({ component: "readiness" }),
+    onChange: metrics.readyCondition,
+  });
   readiness.require("csi", "CSI driver handshake not done");
-  readiness.require("informers", "informers not synced");
+  readiness.require("informers", "informers not started");
+  const heartbeat = new Heartbeat();
   if (config.httpEndpoint !== "") {
-    const http = serveDiagnostics(config, { metrics, readiness, csi: connection });
+    const live = () =>
+      livenessReport({
+        heartbeat: () => heartbeat.status(),
+        staleMs: HEARTBEAT_STALE_MS,
+        loops: () => life.loops(),
+      });
+    const http = serveDiagnostics(config, { metrics, readiness, live });
     life.onClose(() => http.close());
     logger.info({ endpoint: config.httpEndpoint, port: http.port }, "Serving metrics and health");
   }
-  return { config, logger, metrics, readiness, connection, life };
+  return { config, logger, metrics, readiness, connection, life, heartbeat };
+}
+
+/** Start-up refusals of --enable-capacity that only the driver's answers reveal. */
+function refuseCapacityProblems(config: Config, driver: DriverInfo): void {
+  if (!config.enableCapacity) return;
+  const unfit = capacityDriverProblem(driver);
+  if (unfit !== undefined) throw new FatalError(unfit);
+  // Bad input, not a runtime failure: exit code 2, as for a bad flag.
+  const labels = capacityLabelsProblem(config, driver);
+  if (labels !== undefined) throw new FatalError(labels, { exitCode: 2 });
+}
+
+/** The driver's health from now on: a background Probe feeding readiness, a gauge and logs. */
+function watchDriver(agent: Agent): void {
+  const probe = new DriverProbe(agent.connection, {
+    logger: agent.logger.child({ component: "csi" }),
+    onChange: agent.metrics.driverReady,
+  });
+  agent.readiness.set("csi", () => probe.readiness());
+  agent.life.track(probe.run(agent.life.shutdown.signal), { name: "driver probe" });
 }
 
 /** The cluster's adapters, and the controllers on top of them. */
@@ -142,14 +182,22 @@ async function startControllers(
     logger,
   });
   life.onClose(() => kube.rest.close());
-  life.track(kube.events.run(life.halt.signal), { final: true });
+  const { informerHealth } = kube;
+  registerInformerMetrics(agent.metrics.registry, informerHealth);
+  agent.readiness.set(
+    "informers",
+    () => informerHealth.readiness(Date.now(), config.readinessWindowMs),
+  );
+  life.track(kube.events.run(life.halt.signal), { final: true, name: "event sender" });
   const queues = createWorkQueueMetrics(agent.metrics.registry);
   let csi: CsiCaller = agent.connection;
   if (config.enableCapacity) {
     csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues }));
   }
   const { informers, api, events } = kube;
-  for (const informer of Object.values(informers)) life.track(informer.run(life.shutdown.signal));
+  for (const informer of Object.values(informers)) {
+    life.track(informer.run(life.shutdown.signal), { name: `${informer.resource} informer` });
+  }
   const { registry } = agent.metrics;
   const controllerCalls = new CsiController(csi);
   const shared = { config, driver, api, events, registry, queues, logger, csi: controllerCalls };
@@ -160,16 +208,16 @@ async function startControllers(
     classes: informers.classes,
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
+  // Each path's workers wait for the caches it reads; this wait is for the log line.
+  claims();
+  volumes();
   const started = performance.now();
   if (!(await waitForSync(Object.values(informers), life.shutdown.signal))) return;
-  agent.readiness.set("informers", true);
   const counts = { claims: informers.claims.size, volumes: informers.volumes.size };
   logger.notice(
     { ms: Math.round(performance.now() - started), ...counts },
     "Informers synced; provisioning claims selected to this node and deleting its released volumes",
   );
-  claims();
-  volumes();
 }
 
 /** The capacity publisher (--enable-capacity), with its own client for writes. */
@@ -181,11 +229,17 @@ function startPublisher(
   const options = capacityOptions(agent.config, parts.driver);
   const logger = agent.logger.child({ component: "capacity" });
   const userAgent = `${PROGRAM}/${VERSION} capacity`;
+  const objects = createCapacityCache(kube.rest, {
+    ...options,
+    logger,
+    idleTimeoutMs: agent.config.watchIdleTimeoutMs,
+  });
+  kube.informerHealth.add(objects);
   return startCapacity({
     options,
     reads: kube.api,
     classes: kube.informers.classes,
-    objects: createCapacityCache(kube.rest, { ...options, logger }),
+    objects,
     csi: new CsiController(agent.connection),
     openClient: () =>
       new StorageCapacityClient(kube.credentials, { ...options.client, ...options, userAgent }),

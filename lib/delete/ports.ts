@@ -59,6 +59,8 @@ export interface Watched<T> {
 export interface AttachmentWatch extends AttachmentLookup {
   informer: Watched<{ persistentVolumeName: string | undefined }> & {
     run(signal: AbortSignal): Promise<void>;
+    /** True once it listed: no delete worker runs before (the attach guard needs the whole list). */
+    hasSynced(): boolean;
   };
 }
 

@@ -19,6 +19,7 @@ import type { Logger } from "../log/logger.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { retryQueue, runPool } from "../queue/pool.ts";
 import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import { type Synced, waitForSync } from "../runtime/synced.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { DeleteController } from "./controller.ts";
 import { createDeleteMetrics } from "./metrics.ts";
@@ -27,8 +28,8 @@ import { createDeleteMetrics } from "./metrics.ts";
 export interface DeletionParts {
   config: Config;
   driver: DriverInfo;
-  volumes: VolumeLookup & Watched<PersistentVolume>;
-  classes: ClassLookup;
+  volumes: VolumeLookup & Watched<PersistentVolume> & Synced;
+  classes: ClassLookup & Synced;
   /** Creates the VolumeAttachment cache; called only for a driver that attaches volumes. */
   watchAttachments: () => AttachmentWatch;
   api: DeleteApi;
@@ -39,7 +40,11 @@ export interface DeletionParts {
   logger: Logger;
 }
 
-/** Builds deletion and registers its handlers; returns the start of its workers, for once the caches have synced. */
+/**
+ * Builds deletion, registers its handlers and starts the VolumeAttachment
+ * informer; returns the start of its workers, which wait until every cache
+ * they read (PVs, classes, VolumeAttachments) has listed once.
+ */
 export function startDeletion(parts: DeletionParts, life: Lifecycle): () => void {
   const { config, driver, logger } = parts;
   const queue = retryQueue(
@@ -66,14 +71,21 @@ export function startDeletion(parts: DeletionParts, life: Lifecycle): () => void
       const pv = (change.old ?? change.new)?.persistentVolumeName;
       if (pv !== undefined) queue.add(pv);
     });
-    life.track(attachments.informer.run(life.shutdown.signal));
+    life.track(attachments.informer.run(life.shutdown.signal), {
+      name: "volumeattachments informer",
+    });
   }
-  return () =>
-    life.track(runPool(queue, {
+  const reads: Synced[] = [parts.volumes, parts.classes];
+  if (attachments !== undefined) reads.push(attachments.informer);
+  const run = async () => {
+    if (!(await waitForSync(reads, life.shutdown.signal))) return queue.shutDown();
+    await runPool(queue, {
       workers: config.workerThreads,
       handle: (name, signal) => controller.sync(name, signal),
       stop: life.shutdown.signal,
       halt: life.halt.signal,
       logger: logger.child({ component: "volumes" }),
-    }));
+    });
+  };
+  return () => life.track(run(), { name: "volume workers" });
 }

@@ -3,7 +3,6 @@
  * this node or of no node yet), StorageClasses, and this node's PVs.
  */
 import type { Logger } from "../log/logger.ts";
-import { sleep } from "../runtime/sleep.ts";
 import { Informer } from "./informer.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
@@ -27,9 +26,15 @@ export interface ProvisioningCaches {
 /** Creates (does not start) the informers. */
 export function createProvisioningCaches(
   rest: KubeRest,
-  options: { nodeName: string; keepVolume: (pv: PersistentVolume) => boolean; logger: Logger },
+  options: {
+    nodeName: string;
+    keepVolume: (pv: PersistentVolume) => boolean;
+    logger: Logger;
+    idleTimeoutMs?: number;
+  },
 ): ProvisioningCaches {
   const { nodeName, keepVolume, logger } = options;
+  const idle = idleOption(options);
   return {
     claims: new Informer(rest, {
       resource: "persistentvolumeclaims",
@@ -37,6 +42,7 @@ export function createProvisioningCaches(
       trim: (raw) => trimClaim(raw, { nodeName }),
       resourceVersionOf: (claim) => claim.metadata.resourceVersion,
       logger,
+      ...idle,
     }),
     classes: new Informer(rest, {
       resource: "storageclasses",
@@ -44,6 +50,7 @@ export function createProvisioningCaches(
       trim: trimStorageClass,
       resourceVersionOf: (storageClass) => storageClass.metadata.resourceVersion,
       logger,
+      ...idle,
     }),
     volumes: new Informer(rest, {
       resource: "persistentvolumes",
@@ -51,6 +58,7 @@ export function createProvisioningCaches(
       trim: (raw) => trimPersistentVolume(raw, { keep: keepVolume }),
       resourceVersionOf: (pv) => pv.metadata.resourceVersion ?? "",
       logger,
+      ...idle,
     }),
   };
 }
@@ -64,7 +72,7 @@ export interface AttachmentCache {
 /** Creates (does not start) the VolumeAttachment informer and its PV index. */
 export function createAttachmentCache(
   rest: KubeRest,
-  options: { driverName: string; logger: Logger },
+  options: { driverName: string; logger: Logger; idleTimeoutMs?: number },
 ): AttachmentCache {
   const informer = new Informer(rest, {
     resource: "volumeattachments",
@@ -72,6 +80,7 @@ export function createAttachmentCache(
     trim: (raw) => trimVolumeAttachment(raw, { driverName: options.driverName }),
     resourceVersionOf: (attachment) => attachment.resourceVersion,
     logger: options.logger,
+    ...idleOption(options),
   });
   const byVolume = new Map<string, Map<string, string>>();
   informer.onChange((change) => {
@@ -94,7 +103,7 @@ export function createAttachmentCache(
 /** Creates (does not start) the informer of this node's CSIStorageCapacity objects. */
 export function createCapacityCache(
   rest: KubeRest,
-  options: { namespace: string; labelSelector: string; logger: Logger },
+  options: { namespace: string; labelSelector: string; logger: Logger; idleTimeoutMs?: number },
 ): Informer<StorageCapacity> {
   return new Informer<StorageCapacity>(rest, {
     resource: "csistoragecapacities",
@@ -103,21 +112,10 @@ export function createCapacityCache(
     trim: trimStorageCapacity,
     resourceVersionOf: (object) => object.metadata.resourceVersion,
     logger: options.logger,
+    ...idleOption(options),
   });
 }
 
-/**
- * Waits until every informer listed once; false when `signal` aborted first.
- * No worker starts before (client-go's WaitForCacheSync), so no decision is
- * made on a partial cache.
- */
-export async function waitForSync(
-  informers: Iterable<{ hasSynced(): boolean }>,
-  signal: AbortSignal,
-): Promise<boolean> {
-  const all = [...informers];
-  while (!all.every((informer) => informer.hasSynced())) {
-    if (!(await sleep(50, signal))) return false;
-  }
-  return true;
+function idleOption(options: { idleTimeoutMs?: number }): { idleTimeoutMs?: number } {
+  return options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs };
 }

@@ -17,6 +17,7 @@ import {
 } from "./caches.ts";
 import { type KubeCredentials, loadCredentials } from "./credentials.ts";
 import { EventSender } from "./events.ts";
+import { InformerHealthSet } from "./informer_health.ts";
 import { createKubeRest, type KubeRest } from "./rest.ts";
 
 /** What the controllers are built on. */
@@ -25,6 +26,8 @@ export interface KubeConnection {
   rest: KubeRest;
   api: KubeApi;
   informers: ProvisioningCaches;
+  /** Every informer created here (and those main.ts adds): readiness and metrics read it. */
+  informerHealth: InformerHealthSet;
   events: EventSender;
   /** Creates the VolumeAttachment informer of a driver (not started). */
   watchAttachments(driverName: string): AttachmentCache;
@@ -49,21 +52,34 @@ export async function connectKube(options: {
     userAgent: options.userAgent,
   });
   const informerLogger = logger.child({ component: "informer" });
+  const idleTimeoutMs = config.watchIdleTimeoutMs;
+  const informers = createProvisioningCaches(rest, {
+    nodeName: config.nodeName,
+    keepVolume: options.keepVolume,
+    logger: informerLogger,
+    idleTimeoutMs,
+  });
+  const informerHealth = new InformerHealthSet();
+  for (const informer of Object.values(informers)) informerHealth.add(informer);
   return {
     credentials,
     rest,
     api: new KubeApi(rest),
-    informers: createProvisioningCaches(rest, {
-      nodeName: config.nodeName,
-      keepVolume: options.keepVolume,
-      logger: informerLogger,
-    }),
+    informers,
+    informerHealth,
     events: new EventSender(rest, {
       component: options.component,
       host: config.nodeName,
       logger: logger.child({ component: "events" }),
     }),
-    watchAttachments: (driverName) =>
-      createAttachmentCache(rest, { driverName, logger: informerLogger }),
+    watchAttachments: (driverName) => {
+      const cache = createAttachmentCache(rest, {
+        driverName,
+        logger: informerLogger,
+        idleTimeoutMs,
+      });
+      informerHealth.add(cache.informer);
+      return cache;
+    },
   };
 }

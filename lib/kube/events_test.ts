@@ -19,7 +19,7 @@ function recordingRest(options: { failPatchWith?: number } = {}) {
       }
       return undefined as T;
     },
-    stream: () => Promise.resolve(),
+    stream: () => Promise.resolve("end" as const),
     close: () => {},
   };
   return {
@@ -152,7 +152,7 @@ Deno.test("EventSender writes up to four Events at once, and a repeat waits for 
       inFlight--;
       return undefined as T;
     },
-    stream: () => Promise.resolve(),
+    stream: () => Promise.resolve("end" as const),
     close: () => {},
   };
   const sender = new EventSender(rest, { component: "c", host: "h", logger: quiet });

@@ -1,70 +1,43 @@
 /**
  * A list-and-watch cache that never stops silently. It lists in pages,
  * trims every object on arrival, watches from the last resourceVersion with
- * bookmarks, relists on 410 Gone, restarts with backoff after any error, and
- * restarts a watch that has gone quiet for too long (the staleness watchdog).
- * There is no periodic resync: retries go through the work queues.
- * Handlers receive keys and the old/new trimmed objects, and must only
- * enqueue work.
+ * bookmarks, and restarts after anything else: an error, a 410 Gone (relist),
+ * a watch silent for longer than the idle timeout (relist: a server that
+ * went quiet may have held anything back), a stream that ended. Every restart
+ * but the normal end of a long-lived stream waits a jittered, capped backoff
+ * (lib/queue/backoff.ts), so that a thousand agents do not relist in the same
+ * instant after an API server restart. A stream that lived less than
+ * MIN_HEALTHY_STREAM_MS counts as a failure: a server that accepts watches and
+ * drops them at once is not healthy. health() tells readiness and the metrics
+ * what happened last. There is no periodic resync: retries go through the
+ * work queues. Handlers receive keys and the old/new trimmed objects, and
+ * must only enqueue work.
  */
-import type { Logger } from "../log/logger.ts";
-import { type BackoffBounds, exponentialDelay } from "../queue/backoff.ts";
+import { type BackoffBounds, jitteredDelay } from "../queue/backoff.ts";
 import { sleep } from "../runtime/sleep.ts";
 import { objectKey } from "../model/objects.ts";
-import { hasStatus } from "./rest_types.ts";
+import {
+  DEFAULT_WATCH_IDLE_TIMEOUT_MS,
+  type InformerHealth,
+  MIN_HEALTHY_STREAM_MS,
+  type RestartReason,
+} from "./informer_health.ts";
+import { hasStatus, type StreamEnd } from "./rest_types.ts";
 import type { KubeRest } from "./rest.ts";
+import type { CacheChange, InformerOptions, ListPage, WatchEvent } from "./informer_types.ts";
 
-/** A change seen by the informer. */
-export interface CacheChange<T> {
-  key: string;
-  old: T | undefined;
-  new: T | undefined;
-}
-
-/** What to watch and how to keep it. */
-export interface InformerOptions<T> {
-  /** For logs, e.g. "persistentvolumeclaims". */
-  resource: string;
-  /** Collection path, e.g. "/api/v1/persistentvolumeclaims". */
-  path: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  /**
-   * Trims a raw API object to what the agent keeps; undefined means the
-   * object is of no interest and is not kept at all (for example a claim
-   * selected to another node). Its watch events still arrive, so an object
-   * that becomes interesting is picked up from its next event.
-   */
-  trim: (raw: RawObject) => T | undefined;
-  resourceVersionOf: (object: T) => string;
-  logger: Logger;
-  pageSize?: number;
-  /** Restart delays after errors: base·2^(failures-1), capped (client-go's reflector: 1 s to 30 s). */
-  backoff?: BackoffBounds;
-  /** A watch that delivers nothing (not even a bookmark) for this long is restarted. */
-  staleAfterMs?: number;
-  random?: () => number;
-}
-
-/** An object as the API server sends it: only metadata is assumed. */
-export interface RawObject {
-  metadata: { name: string; namespace?: string; resourceVersion?: string };
-  [field: string]: unknown;
-}
-
-interface WatchEvent {
-  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
-  object: RawObject & { code?: number; message?: string };
-}
+export type { CacheChange, InformerOptions, RawObject } from "./informer_types.ts";
 
 class GoneError extends Error {}
 
-interface ListPage {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: RawObject[];
-}
-
 const MIN_WATCH_TIMEOUT_S = 300;
+const DEFAULT_BACKOFF: BackoffBounds = { baseMs: 1000, maxMs: 30_000 };
+
+/** How one pass of list-and-watch ended. */
+type Pass =
+  | { reason: "stream_end"; healthy: boolean }
+  | { reason: "idle_timeout" | "expired"; error?: undefined }
+  | { reason: "error"; error: unknown };
 
 /** The cache and its loop. */
 export class Informer<T> {
@@ -72,19 +45,34 @@ export class Informer<T> {
   readonly #options: InformerOptions<T>;
   readonly #store = new Map<string, T>();
   readonly #handlers: ((change: CacheChange<T>) => void)[] = [];
+  readonly #now: () => number;
   #resourceVersion = "";
   #synced = false;
-  #lastActivity = Date.now();
-  #restarts = 0;
+  #lastListAt: number | undefined;
+  #lastEventAt: number | undefined;
+  #openedAt: number | undefined;
+  #failingSince: number | undefined;
+  #lastError: string | undefined;
+  readonly #restarts: Record<RestartReason, number> = {
+    error: 0,
+    expired: 0,
+    idle_timeout: 0,
+    stream_end: 0,
+  };
 
   constructor(rest: KubeRest, options: InformerOptions<T>) {
     this.#rest = rest;
     this.#options = options;
+    this.#now = options.now ?? Date.now;
   }
 
   /** Registers a change handler (before run()). */
   onChange(handler: (change: CacheChange<T>) => void): void {
     this.#handlers.push(handler);
+  }
+
+  get resource(): string {
+    return this.#options.resource;
   }
 
   get(key: string): T | undefined {
@@ -104,45 +92,101 @@ export class Informer<T> {
     return this.#synced;
   }
 
-  /** Milliseconds since the last list page or watch event (bookmarks included). */
-  idleMs(): number {
-    return Date.now() - this.#lastActivity;
-  }
-
-  /** Number of times the list/watch loop restarted after an error. */
-  get restarts(): number {
-    return this.#restarts;
+  /** The informer's state now. */
+  health(): InformerHealth {
+    const now = this.#now();
+    const openedAt = this.#openedAt;
+    // A stream open long enough is progress, even before it ends.
+    if (openedAt !== undefined && now - openedAt >= MIN_HEALTHY_STREAM_MS) {
+      this.#failingSince = undefined;
+    }
+    return {
+      resource: this.#options.resource,
+      synced: this.#synced,
+      up: openedAt !== undefined,
+      objects: this.#store.size,
+      ...(this.#lastListAt === undefined ? {} : { lastListAt: this.#lastListAt }),
+      ...(this.#lastEventAt === undefined ? {} : { lastEventAt: this.#lastEventAt }),
+      ...(this.#failingSince === undefined ? {} : { failingSince: this.#failingSince }),
+      ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
+      restarts: { ...this.#restarts },
+    };
   }
 
   /** Lists and watches until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
-    const backoff = this.#options.backoff ?? { baseMs: 1000, maxMs: 30_000 };
+    const backoff = this.#options.backoff ?? DEFAULT_BACKOFF;
+    const random = this.#options.random ?? Math.random;
     let failures = 0;
     while (!signal.aborted) {
-      try {
-        if (this.#resourceVersion === "") await this.#relist(signal);
-        await this.#watch(signal);
+      const pass = await this.#pass(signal);
+      if (signal.aborted) break;
+      this.#restarts[pass.reason]++;
+      if (pass.reason === "stream_end" && pass.healthy) {
         failures = 0;
-      } catch (error) {
-        if (signal.aborted) break;
-        if (error instanceof GoneError || hasStatus(error, 410)) {
-          this.#options.logger.info(
-            { resource: this.#options.resource },
-            "Watch expired (410 Gone), relisting",
-          );
-          this.#resourceVersion = "";
-          continue;
-        }
-        failures++;
-        this.#restarts++;
-        const delay = exponentialDelay(failures - 1, backoff);
-        this.#options.logger.warn(
-          { resource: this.#options.resource, err: error, retryInMs: delay },
-          "List/watch failed, restarting",
-        );
-        await sleep(delay, signal);
+        continue;
       }
+      failures++;
+      const delay = jitteredDelay(failures - 1, backoff, random);
+      this.#noteFailure(pass, delay);
+      await sleep(delay, signal);
     }
+  }
+
+  /** One list (when needed) and one watch; how it ended. */
+  async #pass(signal: AbortSignal): Promise<Pass> {
+    try {
+      if (this.#resourceVersion === "") await this.#relist(signal);
+      const started = this.#now();
+      const end = await this.#watch(signal);
+      if (end === "idle") {
+        this.#resourceVersion = "";
+        return { reason: "idle_timeout" };
+      }
+      if (end === "broken") return { reason: "error", error: new Error("watch stream broke") };
+      return { reason: "stream_end", healthy: this.#now() - started >= MIN_HEALTHY_STREAM_MS };
+    } catch (error) {
+      if (error instanceof GoneError || hasStatus(error, 410)) {
+        this.#resourceVersion = "";
+        return { reason: "expired" };
+      }
+      return { reason: "error", error };
+    } finally {
+      this.#openedAt = undefined;
+    }
+  }
+
+  #noteFailure(pass: Pass, retryInMs: number): void {
+    const { resource } = this.#options;
+    const delay = Math.round(retryInMs);
+    if (pass.reason === "expired") {
+      // Routine (the watch cache moved on): a relist, not a failure of the API server.
+      this.#options.logger.info(
+        { resource, retryInMs: delay },
+        "Watch expired (410 Gone), relisting",
+      );
+      return;
+    }
+    this.#failingSince ??= this.#now();
+    if (pass.reason === "idle_timeout") {
+      this.#lastError = `watch sent nothing for ${this.#idleTimeoutMs()} ms`;
+      this.#options.logger.warn(
+        { resource, idleMs: this.#idleTimeoutMs(), retryInMs: delay },
+        "Watch stalled (nothing received, not even a bookmark): relisting",
+      );
+      return;
+    }
+    this.#lastError = pass.reason === "error"
+      ? (pass.error as Error)?.message ?? String(pass.error)
+      : `watch ended after less than ${MIN_HEALTHY_STREAM_MS} ms`;
+    this.#options.logger.warn(
+      { resource, err: pass.reason === "error" ? pass.error : this.#lastError, retryInMs: delay },
+      "List/watch failed, restarting",
+    );
+  }
+
+  #idleTimeoutMs(): number {
+    return this.#options.idleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
   }
 
   async #relist(signal: AbortSignal): Promise<void> {
@@ -163,11 +207,13 @@ export class Informer<T> {
       }
       continueToken = page.metadata?.continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? "";
-      this.#lastActivity = Date.now();
     } while (continueToken !== undefined && !signal.aborted);
     this.#replace(seen);
     this.#resourceVersion = resourceVersion;
     this.#synced = true;
+    this.#lastListAt = this.#now();
+    this.#failingSince = undefined;
+    this.#lastError = undefined;
   }
 
   #replace(fresh: Map<string, T>): void {
@@ -186,17 +232,16 @@ export class Informer<T> {
     }
   }
 
-  async #watch(signal: AbortSignal): Promise<void> {
+  async #watch(signal: AbortSignal): Promise<StreamEnd> {
     const random = this.#options.random ?? Math.random;
     const timeoutSeconds = Math.floor(MIN_WATCH_TIMEOUT_S * (1 + random()));
-    const staleAfterMs = this.#options.staleAfterMs ?? 2 * timeoutSeconds * 1000;
     // Ends this one watch (not the informer) when an event says it must restart.
     const watchEnd = new AbortController();
     const stop = () => watchEnd.abort();
     signal.addEventListener("abort", stop, { once: true });
     let failure: Error | undefined;
     try {
-      await this.#rest.stream({
+      const end = await this.#rest.stream({
         method: "GET",
         path: this.#options.path,
         query: this.#selectors({
@@ -207,25 +252,29 @@ export class Informer<T> {
         }),
       }, {
         signal: watchEnd.signal,
-        inactivityMs: staleAfterMs,
+        inactivityMs: this.#idleTimeoutMs(),
+        onOpen: () => (this.#openedAt = this.#now()),
         onLine: (line) => {
           if (failure !== undefined) return;
           failure = this.#apply(line);
           if (failure !== undefined) watchEnd.abort();
         },
       });
+      if (failure !== undefined) throw failure;
+      return end;
     } catch (error) {
       // Aborting the request to end the watch surfaces as an error; the reason is `failure`.
-      if (failure === undefined && !signal.aborted) throw error;
+      if (failure !== undefined) throw failure;
+      if (signal.aborted) return "aborted";
+      throw error;
     } finally {
       signal.removeEventListener("abort", stop);
     }
-    if (failure !== undefined) throw failure;
   }
 
   /** Applies one watch event line; returns the error that must restart the watch, if any. */
   #apply(line: string): Error | undefined {
-    this.#lastActivity = Date.now();
+    this.#lastEventAt = this.#now();
     let event: WatchEvent;
     try {
       event = JSON.parse(line) as WatchEvent;

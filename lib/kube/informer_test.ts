@@ -1,12 +1,19 @@
 /**
  * The informer's loop against a scripted in-memory KubeRest (unit tests only):
  * paging, trimming, watch events, bookmarks, 410 Gone, restarts after errors
- * and the staleness bound handed to every watch.
+ * with jittered backoff, idle and short streams, the idle bound handed to
+ * every watch, and the health it reports.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createLogger } from "../log/logger.ts";
 import { type CacheChange, Informer, type RawObject } from "./informer.ts";
-import { KubeApiError, type KubeRequest, type KubeRest, type StreamOptions } from "./rest.ts";
+import {
+  KubeApiError,
+  type KubeRequest,
+  type KubeRest,
+  type StreamEnd,
+  type StreamOptions,
+} from "./rest.ts";
 
 interface Item {
   name: string;
@@ -19,7 +26,8 @@ const raw = (item: Item): RawObject => ({
   keep: item.keep ?? true,
 });
 
-type WatchScript = (options: StreamOptions, request: KubeRequest) => Promise<void>;
+/** A watch: lines through options.onLine, then how it ended (default "end"). */
+type WatchScript = (options: StreamOptions, request: KubeRequest) => Promise<StreamEnd | void>;
 
 /** Lists answer from `pages` (the last list repeats); watches run the next script. */
 function scriptedRest(script: { lists: RawObject[][][]; watches: WatchScript[] }) {
@@ -49,11 +57,13 @@ function scriptedRest(script: { lists: RawObject[][][]; watches: WatchScript[] }
       seen.inactivity.push(options.inactivityMs);
       const next = script.watches.shift();
       if (next === undefined) {
+        options.onOpen?.();
         return new Promise((resolve) =>
-          options.signal.addEventListener("abort", () => resolve(), { once: true })
+          options.signal.addEventListener("abort", () => resolve("aborted"), { once: true })
         );
       }
-      return next(options, request);
+      options.onOpen?.();
+      return next(options, request).then((end) => end ?? "end");
     },
     close: () => {},
   };
@@ -62,7 +72,10 @@ function scriptedRest(script: { lists: RawObject[][][]; watches: WatchScript[] }
 
 const event = (type: string, item: Item) => JSON.stringify({ type, object: raw(item) });
 
-function informer(rest: KubeRest) {
+function informer(
+  rest: KubeRest,
+  overrides: { backoff?: { baseMs: number; maxMs: number }; now?: () => number } = {},
+) {
   const changes: string[] = [];
   const cache = new Informer<{ name: string; rv: string }>(rest, {
     resource: "things",
@@ -73,10 +86,11 @@ function informer(rest: KubeRest) {
         : { name: object.metadata.name, rv: object.metadata.resourceVersion ?? "" },
     resourceVersionOf: (object) => object.rv,
     logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
-    backoff: { baseMs: 5, maxMs: 20 },
-    staleAfterMs: 1234,
+    backoff: overrides.backoff ?? { baseMs: 5, maxMs: 20 },
+    idleTimeoutMs: 1234,
     pageSize: 2,
     random: () => 0,
+    ...(overrides.now ? { now: overrides.now } : {}),
   });
   cache.onChange((change: CacheChange<{ name: string; rv: string }>) =>
     changes.push(`${change.old ? (change.new ? "update" : "delete") : "add"} ${change.key}`)
@@ -148,7 +162,7 @@ Deno.test("Informer applies watch events, follows bookmarks and resumes from the
     "the next watch starts after the bookmark",
   );
   strictEqual(seen.lists.length, 1, "a watch that ends normally is resumed, not relisted");
-  deepStrictEqual(seen.inactivity, [1234, 1234], "every watch has the staleness bound");
+  deepStrictEqual(seen.inactivity, [1234, 1234], "every watch has the idle bound");
   stop.abort();
   await running;
 });
@@ -177,7 +191,9 @@ Deno.test("Informer relists on 410 Gone and reports objects that vanished meanwh
   await until(() => seen.lists.length === 3);
   await until(() => seen.watches.length === 3);
   deepStrictEqual(changes, ["add ns/a", "add ns/b", "delete ns/a", "update ns/b"]);
-  strictEqual(cache.restarts, 0, "410 is a relist, not an error");
+  const health = cache.health();
+  deepStrictEqual([health.restarts.expired, health.restarts.error], [2, 0]);
+  strictEqual(health.failingSince, undefined, "410 is a relist, not a failure");
   stop.abort();
   await running;
 });
@@ -198,8 +214,105 @@ Deno.test("Informer restarts after an error with backoff and never stops on its 
   const stop = new AbortController();
   const running = cache.run(stop.signal);
   await until(() => seen.watches.length === 4);
-  strictEqual(cache.restarts, 3);
+  strictEqual(cache.health().restarts.error, 3);
   ok(cache.hasSynced(), "the cache stays usable while the watch restarts");
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer waits a jittered backoff before relisting after 410 Gone", async () => {
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [() => Promise.reject(new KubeApiError(410, "Expired", "too old"))],
+  });
+  // random() = 0 takes nothing off: the first retry waits the whole base delay.
+  const { cache } = informer(rest, { backoff: { baseMs: 200, maxMs: 1000 } });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 1);
+  const refused = performance.now();
+  await until(() => seen.lists.length === 2);
+  ok(performance.now() - refused >= 190, "the relist after 410 is not immediate");
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer relists after a watch that went idle, and reports the stall", async () => {
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [() => Promise.resolve("idle")],
+  });
+  const { cache } = informer(rest);
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.lists.length === 2 && seen.watches.length === 2);
+  const health = cache.health();
+  strictEqual(health.restarts.idle_timeout, 1);
+  strictEqual(health.failingSince, undefined, "the relist that followed succeeded");
+  strictEqual(seen.watches[1]?.query?.["resourceVersion"], "list-2", "watching from the new list");
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer counts a stream shorter than the healthy minimum as a failure", async () => {
+  let clock = 1_000_000;
+  const ends: number[] = [];
+  const short: WatchScript = () => {
+    ends.push(performance.now());
+    return Promise.resolve("end");
+  };
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [short, short, short, () => {
+      clock += 10_000; // this one lived the healthy minimum
+      return Promise.resolve("end");
+    }],
+  });
+  const { cache } = informer(rest, { backoff: { baseMs: 40, maxMs: 1000 }, now: () => clock });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 3);
+  let health = cache.health();
+  strictEqual(health.failingSince, 1_000_000, "failing since the first short stream");
+  ok(health.lastError?.includes("ended after less than 10000 ms"), String(health.lastError));
+  await until(() => seen.watches.length === 5);
+  // Backoff doubled between short streams: 40 ms, then 80 ms.
+  ok((ends[1] ?? 0) - (ends[0] ?? 0) >= 35 && (ends[2] ?? 0) - (ends[1] ?? 0) >= 75, `${ends}`);
+  health = cache.health();
+  strictEqual(health.restarts.stream_end, 4);
+  strictEqual(health.up, true, "the fifth watch is open");
+  clock += 10_000;
+  strictEqual(cache.health().failingSince, undefined, "an open stream that lived long is healthy");
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer health(): last list, last event, failing since the first error, up", async () => {
+  let clock = 5_000;
+  let failList = true;
+  const { rest, seen } = scriptedRest({ lists: [[[raw({ name: "a", rv: "1" })]]], watches: [] });
+  const request = rest.request.bind(rest);
+  rest.request = <T>(req: KubeRequest) => {
+    if (failList) return Promise.reject(new Error("connection refused"));
+    return request<T>(req);
+  };
+  const { cache } = informer(rest, { now: () => clock });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => cache.health().restarts.error >= 2);
+  let health = cache.health();
+  deepStrictEqual(
+    [health.synced, health.up, health.failingSince, health.lastError],
+    [false, false, 5_000, "connection refused"],
+  );
+  clock = 9_000;
+  failList = false;
+  await until(() => seen.watches.length === 1);
+  health = cache.health();
+  deepStrictEqual(
+    [health.synced, health.up, health.failingSince, health.lastListAt, health.objects],
+    [true, true, undefined, 9_000, 1],
+  );
   stop.abort();
   await running;
 });

@@ -16,10 +16,10 @@
 import { type Priority, TokenBucket } from "../queue/token_bucket.ts";
 import { type TlsFetch, tlsFetch } from "../runtime/platform.ts";
 import type { KubeCredentials } from "./credentials.ts";
-import { fetchJson, fetchLines } from "./rest_fetch.ts";
-import type { StreamOptions } from "./rest_types.ts";
+import { fetchJson, fetchLines, HEADER_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from "./rest_fetch.ts";
+import type { StreamEnd, StreamOptions } from "./rest_types.ts";
 
-export { hasStatus, KubeApiError, type StreamOptions } from "./rest_types.ts";
+export { hasStatus, KubeApiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
 
 /** One API request. */
 export interface KubeRequest {
@@ -43,12 +43,15 @@ export interface KubeRequest {
 /** The REST surface the rest of lib/kube uses. */
 export interface KubeRest {
   request<T>(request: KubeRequest): Promise<T>;
-  /** GETs a streaming path (watch); resolves when the stream ends, rejects with KubeApiError on a non-200. */
-  stream(request: KubeRequest, options: StreamOptions): Promise<void>;
+  /**
+   * GETs a streaming path (watch); resolves with how the stream ended, rejects
+   * with KubeApiError on a non-200 and with RequestTimeoutError without headers.
+   */
+  stream(request: KubeRequest, options: StreamOptions): Promise<StreamEnd>;
   close(): void;
 }
 
-const REQUEST_TIMEOUT_MS = 60_000;
+const TIMEOUTS = { headerTimeoutMs: HEADER_TIMEOUT_MS, timeoutMs: REQUEST_TIMEOUT_MS };
 
 /** How a client is made. */
 export interface KubeRestOptions {
@@ -85,7 +88,7 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
   };
   return {
     request: async <T>(request: KubeRequest) =>
-      await fetchJson(await prepare(request), REQUEST_TIMEOUT_MS) as T,
+      await fetchJson(await prepare(request), TIMEOUTS) as T,
     stream: async (request, streamOptions) =>
       await fetchLines(await prepare({ ...request, signal: streamOptions.signal }), streamOptions),
     close: () => {

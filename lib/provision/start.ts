@@ -18,6 +18,7 @@ import type { Logger } from "../log/logger.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { retryQueue, runPool } from "../queue/pool.ts";
 import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import { type Synced, waitForSync } from "../runtime/synced.ts";
 import { defaultControllerRateLimiter } from "../queue/rate_limiters.ts";
 import { WorkQueue } from "../queue/work_queue.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
@@ -31,9 +32,9 @@ import { PvSaver } from "./pv_saver.ts";
 export interface ProvisioningParts {
   config: Config;
   driver: DriverInfo;
-  claims: WatchedLookup<Claim>;
-  classes: WatchedLookup<StorageClass>;
-  volumes: Lookup<PersistentVolume>;
+  claims: WatchedLookup<Claim> & Synced;
+  classes: WatchedLookup<StorageClass> & Synced;
+  volumes: Lookup<PersistentVolume> & Synced;
   api: ProvisionApi & Discovery;
   csi: ProvisionCsi;
   events: EventRecorder;
@@ -44,8 +45,8 @@ export interface ProvisioningParts {
 
 /**
  * Builds provisioning and registers its informer handlers (before the
- * informers run); returns the start of its workers, for once the caches
- * have synced.
+ * informers run); returns the start of its workers, which wait until every
+ * cache they read (claims, classes, PVs) has listed once.
  */
 export async function startProvisioning(
   parts: ProvisioningParts,
@@ -91,14 +92,23 @@ export async function startProvisioning(
     }
   });
   return () => {
-    life.track(saver.run(life.halt.signal).finally(() => saveQueue.shutDown()), { final: true });
-    life.track(runPool(queue, {
-      workers: config.workerThreads,
-      handle: (key, signal) => controller.sync(key, signal),
-      stop: life.shutdown.signal,
-      halt: life.halt.signal,
-      logger: logger.child({ component: "claims" }),
-    }));
+    life.track(saver.run(life.halt.signal).finally(() => saveQueue.shutDown()), {
+      final: true,
+      name: "PV saver",
+    });
+    const run = async () => {
+      if (!(await waitForSync([claims, classes, parts.volumes], life.shutdown.signal))) {
+        return queue.shutDown();
+      }
+      await runPool(queue, {
+        workers: config.workerThreads,
+        handle: (key, signal) => controller.sync(key, signal),
+        stop: life.shutdown.signal,
+        halt: life.halt.signal,
+        logger: logger.child({ component: "claims" }),
+      });
+    };
+    life.track(run(), { name: "claim workers" });
   };
 }
 
