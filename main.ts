@@ -33,6 +33,7 @@ import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
+import { boundedMetrics, type BoundFactory } from "./lib/queue/bounded_metrics.ts";
 import { waitForSync } from "./lib/runtime/synced.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
 import { Heartbeat, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
@@ -74,6 +75,8 @@ interface Agent {
   connection: CsiConnection;
   life: Lifecycle;
   heartbeat: Heartbeat;
+  /** Observers of every bounded memo, reporting into the registry. */
+  bounds: BoundFactory;
 }
 
 async function runAgent(config: Config, env: Record<string, string | undefined>): Promise<number> {
@@ -142,7 +145,8 @@ function assemble(config: Config, logger: Logger): Agent {
     life.onClose(() => http.close());
     logger.info({ endpoint: config.httpEndpoint, port: http.port }, "Serving metrics and health");
   }
-  return { config, logger, metrics, readiness, connection, life, heartbeat };
+  const bounds = boundedMetrics(metrics.registry);
+  return { config, logger, metrics, readiness, connection, life, heartbeat, bounds };
 }
 
 /** Start-up refusals of --enable-capacity that only the driver's answers reveal. */
@@ -180,6 +184,7 @@ async function startControllers(
     keepVolume: (pv) =>
       isThisNodesConcern(pv, { driverName: driver.name, segment: driver.segment }),
     logger,
+    bounds: agent.bounds,
   });
   life.onClose(() => kube.rest.close());
   const { informerHealth } = kube;
@@ -200,7 +205,17 @@ async function startControllers(
   }
   const { registry } = agent.metrics;
   const controllerCalls = new CsiController(csi);
-  const shared = { config, driver, api, events, registry, queues, logger, csi: controllerCalls };
+  const shared = {
+    config,
+    driver,
+    api,
+    events,
+    registry,
+    queues,
+    logger,
+    bounds: agent.bounds,
+    csi: controllerCalls,
+  };
   const claims = await startProvisioning({ ...shared, ...informers }, life);
   const volumes = startDeletion({
     ...shared,
@@ -246,6 +261,8 @@ function startPublisher(
     registry: agent.metrics.registry,
     queueMetrics: parts.queues,
     readiness: agent.readiness,
+    bounds: agent.bounds,
+    events: kube.events,
     logger,
   }, agent.life);
 }

@@ -18,6 +18,7 @@ import type {
 import type { Logger } from "../log/logger.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { retryQueue, runPool } from "../queue/pool.ts";
+import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
 import { type Synced, waitForSync } from "../runtime/synced.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
@@ -37,6 +38,8 @@ export interface DeletionParts {
   events: EventRecorder;
   registry: Registry;
   queues: WorkQueueMetrics;
+  /** Observers of the bounded memos (csi_node_provisioner_bounded_*). */
+  bounds?: BoundFactory;
   logger: Logger;
 }
 
@@ -62,7 +65,7 @@ export function startDeletion(parts: DeletionParts, life: Lifecycle): () => void
     csi: parts.csi,
     ...(attachments === undefined ? {} : { attachments }),
     events: parts.events,
-    metrics: createDeleteMetrics(parts.registry),
+    metrics: createDeleteMetrics(parts.registry, parts.bounds),
     logger: logger.child({ component: "delete" }),
   }, { segment: driver.segment });
   parts.volumes.onChange((change) => queue.add(change.key));

@@ -16,7 +16,8 @@ import {
   type ProvisioningCaches,
 } from "./caches.ts";
 import { type KubeCredentials, loadCredentials } from "./credentials.ts";
-import { EventSender } from "./events.ts";
+import type { BoundFactory } from "../queue/bounded_metrics.ts";
+import { EventSender, MAX_PENDING, MAX_WRITTEN } from "./events.ts";
 import { InformerHealthSet } from "./informer_health.ts";
 import { createKubeRest, type KubeRest } from "./rest.ts";
 
@@ -43,6 +44,8 @@ export async function connectKube(options: {
   /** Which PVs the PV informer keeps (this node's). */
   keepVolume: (pv: PersistentVolume) => boolean;
   logger: Logger;
+  /** Observers of the Event sender's bounded buffer and memory. */
+  bounds?: BoundFactory;
 }): Promise<KubeConnection> {
   const { config, logger } = options;
   const { kubeconfig, master } = config;
@@ -71,6 +74,12 @@ export async function connectKube(options: {
       component: options.component,
       host: config.nodeName,
       logger: logger.child({ component: "events" }),
+      ...(options.bounds
+        ? {
+          pendingObserver: options.bounds("event_buffer", MAX_PENDING),
+          writtenObserver: options.bounds("event_history", MAX_WRITTEN),
+        }
+        : {}),
     }),
     watchAttachments: (driverName) => {
       const cache = createAttachmentCache(rest, {

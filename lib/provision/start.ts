@@ -17,6 +17,7 @@ import type {
 import type { Logger } from "../log/logger.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { retryQueue, runPool } from "../queue/pool.ts";
+import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
 import { type Synced, waitForSync } from "../runtime/synced.ts";
 import { defaultControllerRateLimiter } from "../queue/rate_limiters.ts";
@@ -40,6 +41,8 @@ export interface ProvisioningParts {
   events: EventRecorder;
   registry: Registry;
   queues: WorkQueueMetrics;
+  /** Observers of the bounded memos (csi_node_provisioner_bounded_*). */
+  bounds?: BoundFactory;
   logger: Logger;
 }
 
@@ -79,7 +82,7 @@ export async function startProvisioning(
     api: parts.api,
     csi: parts.csi,
     events: parts.events,
-    metrics: createProvisionMetrics(parts.registry),
+    metrics: createProvisionMetrics(parts.registry, parts.bounds),
     saver,
     logger: logger.child({ component: "provision" }),
   }, provisionControllerOptions({ ...config, featureGates: gates }, driver, { identity }));
