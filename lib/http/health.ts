@@ -16,6 +16,26 @@ import type { Logger } from "../log/logger.ts";
 import type { HeartbeatStatus } from "../runtime/heartbeat.ts";
 import { sleep } from "../runtime/sleep.ts";
 
+/**
+ * The kubelet probes deploy/ configures (kustomize, Helm, the
+ * replace-csi-provisioner component); tests/deploy checks the manifests
+ * carry exactly these.
+ *
+ * Liveness: /healthz answers from memory in milliseconds, so 3 s is a loop
+ * that is stuck, not busy; three failures 10 s apart restart the container
+ * after about 30 s, and the agent itself fails the heartbeat after 10 s
+ * (HEARTBEAT_STALE_MS) without a timer. No initial delay: it answers from
+ * the first second, whatever the driver and the API server do.
+ *
+ * Readiness: the agent applies its own windows (the driver's Probe every
+ * 10 s with a 5 s deadline, --readiness-window for informers), so one
+ * answer is enough: failureThreshold 1, within one 10 s period.
+ */
+export const PROBES = {
+  liveness: { path: "/healthz", periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 },
+  readiness: { path: "/readyz", periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 1 },
+} as const;
+
 /** The answer of a health endpoint. */
 export interface HealthReport {
   ok: boolean;
