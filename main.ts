@@ -166,7 +166,8 @@ function watchDriver(agent: Agent): void {
     onChange: agent.metrics.driverReady,
   });
   agent.readiness.set("csi", () => probe.readiness());
-  agent.life.track(probe.run(agent.life.shutdown.signal), { name: "driver probe" });
+  const { shutdown, halt } = agent.life;
+  agent.life.track(probe.run(shutdown.signal, halt.signal), { name: "driver probe" });
 }
 
 /** The cluster's adapters, and the controllers on top of them. */

@@ -60,10 +60,14 @@ export class DriverProbe {
     return this.#last.ok ? true : this.#last.reason;
   }
 
-  /** Probes every interval (the handshake just probed: the first one waits) until `signal` aborts. */
-  async run(signal: AbortSignal): Promise<void> {
-    while (await sleep(this.#intervalMs, signal)) {
-      this.#record(await this.probe(signal), signal);
+  /**
+   * Probes every interval (the handshake just probed: the first one waits)
+   * until `stop` aborts; a Probe in flight then finishes unless `halt` aborts
+   * it, as every CSI call of the agent does on the way out.
+   */
+  async run(stop: AbortSignal, halt: AbortSignal = stop): Promise<void> {
+    while (await sleep(this.#intervalMs, stop)) {
+      this.#record(await this.probe(halt), stop);
     }
   }
 
