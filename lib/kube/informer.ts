@@ -51,6 +51,8 @@ export class Informer<T> {
   #lastListAt: number | undefined;
   #lastEventAt: number | undefined;
   #openedAt: number | undefined;
+  /** The last pass's watch stayed open MIN_HEALTHY_STREAM_MS, however it ended. */
+  #lastStreamLasted = false;
   #failingSince: number | undefined;
   #lastError: string | undefined;
   readonly #restarts: Record<RestartReason, number> = {
@@ -118,14 +120,24 @@ export class Informer<T> {
     const backoff = this.#options.backoff ?? DEFAULT_BACKOFF;
     const random = this.#options.random ?? Math.random;
     let failures = 0;
+    let previous: RestartReason | undefined;
     while (!signal.aborted) {
       const pass = await this.#pass(signal);
       if (signal.aborted) break;
       this.#restarts[pass.reason]++;
+      const expiredAgain = pass.reason === "expired" && previous === "expired";
+      previous = pass.reason;
       if (pass.reason === "stream_end" && pass.healthy) {
         failures = 0;
         continue;
       }
+      // A watch that lasted was progress: the failure that ended it is a first
+      // one, not the next step of an escalation long over (client-go's
+      // backoff manager also forgets failures after a quiet period). A 410 is
+      // an answer from a working server whose history moved on (after its
+      // restart, a compaction): relist after the base delay; only 410s in a
+      // row escalate.
+      if (this.#lastStreamLasted || (pass.reason === "expired" && !expiredAgain)) failures = 0;
       failures++;
       const delay = jitteredDelay(failures - 1, backoff, random);
       this.#noteFailure(pass, delay);
@@ -152,6 +164,9 @@ export class Informer<T> {
       }
       return { reason: "error", error };
     } finally {
+      const openedAt = this.#openedAt;
+      this.#lastStreamLasted = openedAt !== undefined &&
+        this.#now() - openedAt >= MIN_HEALTHY_STREAM_MS;
       this.#openedAt = undefined;
     }
   }

@@ -74,7 +74,11 @@ const event = (type: string, item: Item) => JSON.stringify({ type, object: raw(i
 
 function informer(
   rest: KubeRest,
-  overrides: { backoff?: { baseMs: number; maxMs: number }; now?: () => number } = {},
+  overrides: {
+    backoff?: { baseMs: number; maxMs: number };
+    now?: () => number;
+    log?: (line: string) => void;
+  } = {},
 ) {
   const changes: string[] = [];
   const cache = new Informer<{ name: string; rv: string }>(rest, {
@@ -85,7 +89,11 @@ function informer(
         ? undefined
         : { name: object.metadata.name, rv: object.metadata.resourceVersion ?? "" },
     resourceVersionOf: (object) => object.rv,
-    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
+    logger: createLogger({
+      verbosity: overrides.log ? 5 : 0,
+      format: "json",
+      sink: { write: (line) => overrides.log?.(line) },
+    }),
     backoff: overrides.backoff ?? { baseMs: 5, maxMs: 20 },
     idleTimeoutMs: 1234,
     pageSize: 2,
@@ -283,6 +291,64 @@ Deno.test("Informer counts a stream shorter than the healthy minimum as a failur
   strictEqual(health.up, true, "the fifth watch is open");
   clock += 10_000;
   strictEqual(cache.health().failingSince, undefined, "an open stream that lived long is healthy");
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer starts its backoff over after a watch that lasted, however it ended", async () => {
+  let clock = 1_000_000;
+  const broken: WatchScript = () => Promise.reject(new Error("connection reset"));
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [broken, broken, () => {
+      clock += 10_000; // this one lived the healthy minimum, then broke
+      return Promise.reject(new Error("connection reset"));
+    }],
+  });
+  const retries: number[] = [];
+  const { cache } = informer(rest, {
+    backoff: { baseMs: 10, maxMs: 1000 },
+    now: () => clock,
+    log: (line) => {
+      const record = JSON.parse(line);
+      if (record.msg === "List/watch failed, restarting") retries.push(record.retryInMs);
+    },
+  });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 4);
+  // 10, 20, then 10 again: the third failure came after a watch that lasted.
+  deepStrictEqual(retries, [10, 20, 10]);
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer relists after the base delay on a 410 that ends an escalation; 410s in a row escalate", async () => {
+  const broken: WatchScript = () => Promise.reject(new Error("connection refused"));
+  const gone: WatchScript = () => Promise.reject(new KubeApiError(410, "Expired", "too old"));
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [broken, broken, broken, gone, gone],
+  });
+  const retries: string[] = [];
+  const { cache } = informer(rest, {
+    backoff: { baseMs: 10, maxMs: 1000 },
+    log: (line) => {
+      const record = JSON.parse(line);
+      if (record.retryInMs !== undefined) retries.push(`${record.msg}: ${record.retryInMs}`);
+    },
+  });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 6);
+  deepStrictEqual(retries, [
+    "List/watch failed, restarting: 10",
+    "List/watch failed, restarting: 20",
+    "List/watch failed, restarting: 40",
+    // The server answered: the API server is back; relist soon.
+    "Watch expired (410 Gone), relisting: 10",
+    "Watch expired (410 Gone), relisting: 20",
+  ]);
   stop.abort();
   await running;
 });

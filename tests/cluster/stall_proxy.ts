@@ -145,6 +145,22 @@ export class StallingProxy {
     return stall;
   }
 
+  /**
+   * Closes every open connection whose last request matches (TLS mode), as a
+   * network blip would: the clients see their streams end and reconnect.
+   * Returns how many it closed.
+   */
+  cut(request: (head: RequestHead) => boolean): number {
+    if (!this.#tls) throw new Error("cut() needs the TLS mode (the proxy must read requests)");
+    let cut = 0;
+    for (const link of this.#links) {
+      if (!link.lastRequest || !request(link.lastRequest)) continue;
+      link.close();
+      cut++;
+    }
+    return cut;
+  }
+
   /** Releases every stall. */
   releaseAll(): void {
     for (const stall of [...this.#stalls]) stall.release();
