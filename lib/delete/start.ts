@@ -80,15 +80,14 @@ export function startDeletion(parts: DeletionParts, life: Lifecycle): () => void
   }
   const reads: Synced[] = [parts.volumes, parts.classes];
   if (attachments !== undefined) reads.push(attachments.informer);
-  const run = async () => {
-    if (!(await waitForSync(reads, life.shutdown.signal))) return queue.shutDown();
-    await runPool(queue, {
+  const run = () =>
+    runPool(queue, {
+      gate: () => waitForSync(reads, life.shutdown.signal),
       workers: config.workerThreads,
       handle: (name, signal) => controller.sync(name, signal),
       stop: life.shutdown.signal,
       halt: life.halt.signal,
       logger: logger.child({ component: "volumes" }),
     });
-  };
   return () => life.track(run(), { name: "volume workers" });
 }

@@ -99,18 +99,15 @@ export async function startProvisioning(
       final: true,
       name: "PV saver",
     });
-    const run = async () => {
-      if (!(await waitForSync([claims, classes, parts.volumes], life.shutdown.signal))) {
-        return queue.shutDown();
-      }
-      await runPool(queue, {
+    const run = () =>
+      runPool(queue, {
+        gate: () => waitForSync([claims, classes, parts.volumes], life.shutdown.signal),
         workers: config.workerThreads,
         handle: (key, signal) => controller.sync(key, signal),
         stop: life.shutdown.signal,
         halt: life.halt.signal,
         logger: logger.child({ component: "claims" }),
       });
-    };
     life.track(run(), { name: "claim workers" });
   };
 }

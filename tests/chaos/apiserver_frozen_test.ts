@@ -14,15 +14,14 @@ import { createNamespace } from "../cluster/workloads.ts";
 import { startOurAgents } from "../integration/support.ts";
 import {
   assertAgentsRunning,
-  BOUND_AFTER_RETURN_MS,
   boundCount,
   claimNames,
   createClaims,
+  finishBurst,
   informerRestarts,
   report,
   sampleProbes,
   seconds,
-  waitAllBound,
 } from "./control_plane.ts";
 
 const NAMESPACE = "apiserver-frozen";
@@ -52,13 +51,12 @@ Deno.test("kube-apiserver frozen for 20 s mid-burst: agents stay alive and live,
     assert.deepEqual([...new Set(probes.healthz)], [200], "/healthz while the API server hangs");
     assertAgentsRunning(cluster);
 
-    await createClaims(cluster, { namespace: NAMESPACE, names: second });
-    await waitAllBound(cluster, {
+    const allBoundMs = await finishBurst(cluster, {
       namespace: NAMESPACE,
-      names,
-      timeoutMs: BOUND_AFTER_RETURN_MS - (performance.now() - thawedAt),
+      rest: second,
+      all: names,
+      returnedAt: thawedAt,
     });
-    const allBoundMs = performance.now() - thawedAt;
     assertAgentsRunning(cluster);
     report(
       `kube-apiserver frozen (SIGSTOP) for ${seconds(frozenMs)} s after ${first.length} of ` +

@@ -21,12 +21,12 @@ import {
   boundCount,
   claimNames,
   createClaims,
+  finishBurst,
   informerRestarts,
   probe,
   report,
   sampleProbes,
   seconds,
-  waitAllBound,
 } from "./control_plane.ts";
 
 const NAMESPACE = "apiserver-stopped";
@@ -69,13 +69,12 @@ Deno.test("kube-apiserver stopped mid-burst and started again: agents stay alive
     await cluster.apiserver.start();
     const outageMs = performance.now() - stoppedAt;
     const returnedAt = performance.now();
-    await createClaims(cluster, { namespace: NAMESPACE, names: second });
-    await waitAllBound(cluster, {
+    const allBoundMs = await finishBurst(cluster, {
       namespace: NAMESPACE,
-      names,
-      timeoutMs: BOUND_AFTER_RETURN_MS - (performance.now() - returnedAt),
+      rest: second,
+      all: names,
+      returnedAt: returnedAt,
     });
-    const allBoundMs = performance.now() - returnedAt;
     for (const url of urls.values()) {
       await waitFor(async () => (await probe(url, "/readyz")).status === 200, {
         description: `${url}/readyz 200 again`,

@@ -76,6 +76,31 @@ export async function waitAllBound(
   return waited;
 }
 
+/**
+ * The control plane is back since `returnedAt` (a performance.now() time):
+ * creates the rest of the burst, waits until every claim of it is Bound with
+ * one PV, within BOUND_AFTER_RETURN_MS of the return; resolves to the
+ * milliseconds since the return.
+ */
+export async function finishBurst(
+  cluster: Cluster,
+  options: {
+    namespace: string;
+    rest: readonly string[];
+    all: readonly string[];
+    returnedAt: number;
+  },
+): Promise<number> {
+  const { namespace, returnedAt } = options;
+  await createClaims(cluster, { namespace, names: options.rest });
+  await waitAllBound(cluster, {
+    namespace,
+    names: options.all,
+    timeoutMs: BOUND_AFTER_RETURN_MS - (performance.now() - returnedAt),
+  });
+  return performance.now() - returnedAt;
+}
+
 /** Fails unless every node's agent is still the process started first (it never exited). */
 export function assertAgentsRunning(cluster: Cluster): void {
   for (const node of cluster.nodes) {
