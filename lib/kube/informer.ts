@@ -22,7 +22,7 @@ import {
   MIN_HEALTHY_STREAM_MS,
   type RestartReason,
 } from "./informer_health.ts";
-import { hasStatus, type StreamEnd } from "./rest_types.ts";
+import { hasStatus, KubeApiError, type StreamEnd } from "./rest_types.ts";
 import type { KubeRest } from "./rest.ts";
 import type { CacheChange, InformerOptions, ListPage, WatchEvent } from "./informer_types.ts";
 
@@ -38,6 +38,15 @@ type Pass =
   | { reason: "stream_end"; healthy: boolean }
   | { reason: "idle_timeout" | "expired"; error?: undefined }
   | { reason: "error"; error: unknown };
+
+/** The pass ended without any HTTP answer: refused, reset, timed out, or a watch that broke. */
+function isConnectionLoss(pass: Pass): boolean {
+  if (pass.reason !== "error") return false;
+  return !(pass.error instanceof KubeApiError || pass.error instanceof WatchEventError);
+}
+
+/** The server answered, in the watch stream, with something that ends the watch. */
+class WatchEventError extends Error {}
 
 /** The cache and its loop. */
 export class Informer<T> {
@@ -141,8 +150,38 @@ export class Informer<T> {
       failures++;
       const delay = jitteredDelay(failures - 1, backoff, random);
       this.#noteFailure(pass, delay);
-      await sleep(delay, signal);
+      await this.#backOff(delay, { signal, lostConnection: isConnectionLoss(pass) });
     }
+  }
+
+  /**
+   * Waits `delayMs`. After a lost connection (no HTTP answer at all), an
+   * answer the API server gives any other request of this client meanwhile
+   * (it is back from a restart) ends the wait early: the informer tries again
+   * after a base delay, jittered, instead of sitting out a backoff of up to
+   * 30 s while the agent could work. Not after an error status: that server
+   * was there and refused this informer.
+   */
+  async #backOff(delayMs: number, options: { signal: AbortSignal; lostConnection: boolean }) {
+    const { signal } = options;
+    const backoff = this.#options.backoff ?? DEFAULT_BACKOFF;
+    const answered = options.lostConnection ? this.#rest.answered?.() : undefined;
+    if (answered === undefined || delayMs <= backoff.baseMs) {
+      return void await sleep(delayMs, signal);
+    }
+    const early = new AbortController();
+    const stop = () => early.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    void answered.then(stop);
+    const slept = await sleep(delayMs, early.signal);
+    signal.removeEventListener("abort", stop);
+    if (slept || signal.aborted) return;
+    const retryInMs = Math.round(jitteredDelay(0, backoff, this.#options.random ?? Math.random));
+    this.#options.logger.info(
+      { resource: this.#options.resource, retryInMs },
+      "The API server answers again: retrying",
+    );
+    await sleep(retryInMs, signal);
   }
 
   /** One list (when needed) and one watch; how it ended. */
@@ -294,11 +333,13 @@ export class Informer<T> {
     try {
       event = JSON.parse(line) as WatchEvent;
     } catch {
-      return new Error(`watch sent a line that is not JSON: ${line.slice(0, 200)}`);
+      return new WatchEventError(`watch sent a line that is not JSON: ${line.slice(0, 200)}`);
     }
     if (event.type === "ERROR") {
       if (event.object.code === 410) return new GoneError("watch expired");
-      return new Error(`watch error: ${event.object.message ?? JSON.stringify(event.object)}`);
+      return new WatchEventError(
+        `watch error: ${event.object.message ?? JSON.stringify(event.object)}`,
+      );
     }
     const resourceVersion = event.object.metadata?.resourceVersion;
     if (resourceVersion !== undefined && resourceVersion !== "") {

@@ -353,6 +353,33 @@ Deno.test("Informer relists after the base delay on a 410 that ends an escalatio
   await running;
 });
 
+Deno.test("Informer waiting out a backoff after a lost connection retries soon once the API server answers another request", async () => {
+  const broken: WatchScript = () => Promise.reject(new Error("ECONNREFUSED"));
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: Array.from({ length: 10 }, () => broken),
+  });
+  const back = Promise.withResolvers<void>();
+  const lines: string[] = [];
+  // Delays 2, 4, ... 512 ms, then 1024 ms after the tenth refusal.
+  const { cache } = informer({ ...rest, answered: () => back.promise }, {
+    backoff: { baseMs: 2, maxMs: 60_000 },
+    log: (line) => lines.push(JSON.parse(line).msg),
+  });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 10);
+  await new Promise((resolve) => setTimeout(resolve, 20)); // into the 1024 ms wait
+  const answeredAt = performance.now();
+  back.resolve(); // e.g. the PV saver's retry got an answer
+  await until(() => seen.watches.length === 11);
+  const waited = performance.now() - answeredAt;
+  ok(waited < 800, `retried ${waited} ms after the answer, not after the 1024 ms backoff`);
+  ok(lines.includes("The API server answers again: retrying"), lines.join("\n"));
+  stop.abort();
+  await running;
+});
+
 Deno.test("Informer health(): last list, last event, failing since the first error, up", async () => {
   let clock = 5_000;
   let failList = true;
