@@ -39,6 +39,38 @@ type Pass =
   | { reason: "idle_timeout" | "expired"; error?: undefined }
   | { reason: "error"; error: unknown };
 
+/**
+ * How many failures in a row the backoff counts after a pass (0: none, go on
+ * at once). A watch that lasted was progress: the failure that ended it is a
+ * first one, not the next step of an escalation long over (client-go's
+ * backoff manager also forgets failures after a quiet period). A server that
+ * answers again after lost connections (back from a restart, still warming
+ * up: a 403 before its authorizer synced) starts the count over, once until
+ * the next progress. A 410 is an answer from a working server whose history
+ * moved on (its restart, a compaction): relist after the base delay; only
+ * 410s in a row escalate.
+ */
+class Escalation {
+  #failures = 0;
+  #previous: Pass | undefined;
+  #fresh = true;
+
+  next(pass: Pass, lasted: boolean): number {
+    const previous = this.#previous;
+    this.#previous = pass;
+    if (pass.reason === "stream_end" && pass.healthy) {
+      this.#fresh = true;
+      return (this.#failures = 0);
+    }
+    if (lasted) this.#fresh = true;
+    const back = previous !== undefined && isConnectionLoss(previous) && !isConnectionLoss(pass);
+    const firstGone = pass.reason === "expired" && previous?.reason !== "expired";
+    if (lasted || firstGone || (back && this.#fresh)) this.#failures = 0;
+    if (back) this.#fresh = false;
+    return ++this.#failures;
+  }
+}
+
 /** The pass ended without any HTTP answer: refused, reset, timed out, or a watch that broke. */
 function isConnectionLoss(pass: Pass): boolean {
   if (pass.reason !== "error") return false;
@@ -128,26 +160,13 @@ export class Informer<T> {
   async run(signal: AbortSignal): Promise<void> {
     const backoff = this.#options.backoff ?? DEFAULT_BACKOFF;
     const random = this.#options.random ?? Math.random;
-    let failures = 0;
-    let previous: RestartReason | undefined;
+    const escalation = new Escalation();
     while (!signal.aborted) {
       const pass = await this.#pass(signal);
       if (signal.aborted) break;
       this.#restarts[pass.reason]++;
-      const expiredAgain = pass.reason === "expired" && previous === "expired";
-      previous = pass.reason;
-      if (pass.reason === "stream_end" && pass.healthy) {
-        failures = 0;
-        continue;
-      }
-      // A watch that lasted was progress: the failure that ended it is a first
-      // one, not the next step of an escalation long over (client-go's
-      // backoff manager also forgets failures after a quiet period). A 410 is
-      // an answer from a working server whose history moved on (after its
-      // restart, a compaction): relist after the base delay; only 410s in a
-      // row escalate.
-      if (this.#lastStreamLasted || (pass.reason === "expired" && !expiredAgain)) failures = 0;
-      failures++;
+      const failures = escalation.next(pass, this.#lastStreamLasted);
+      if (failures === 0) continue;
       const delay = jitteredDelay(failures - 1, backoff, random);
       this.#noteFailure(pass, delay);
       await this.#backOff(delay, { signal, lostConnection: isConnectionLoss(pass) });

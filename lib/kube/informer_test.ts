@@ -380,6 +380,31 @@ Deno.test("Informer waiting out a backoff after a lost connection retries soon o
   await running;
 });
 
+Deno.test("Informer starts its backoff over once when the server answers again after lost connections", async () => {
+  const lost: WatchScript = () => Promise.reject(new Error("ECONNREFUSED"));
+  const forbidden: WatchScript = () =>
+    Promise.reject(new KubeApiError(403, "Forbidden", "cannot watch (authorizer warming up)"));
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [lost, lost, lost, forbidden, forbidden, lost, forbidden],
+  });
+  const retries: number[] = [];
+  const { cache } = informer(rest, {
+    backoff: { baseMs: 2, maxMs: 1000 },
+    log: (line) => {
+      const record = JSON.parse(line);
+      if (record.msg === "List/watch failed, restarting") retries.push(record.retryInMs);
+    },
+  });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 8);
+  // Lost 2, 4, 8; the server answers (403): 2, then 4; lost 8, answered again: no second reset, 16.
+  deepStrictEqual(retries, [2, 4, 8, 2, 4, 8, 16]);
+  stop.abort();
+  await running;
+});
+
 Deno.test("Informer health(): last list, last event, failing since the first error, up", async () => {
   let clock = 5_000;
   let failList = true;
