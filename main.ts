@@ -201,9 +201,6 @@ async function startControllers(
     csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues }));
   }
   const { informers, api, events } = kube;
-  for (const informer of Object.values(informers)) {
-    life.track(informer.run(life.shutdown.signal), { name: `${informer.resource} informer` });
-  }
   const { registry } = agent.metrics;
   const controllerCalls = new CsiController(csi);
   const shared = {
@@ -224,6 +221,10 @@ async function startControllers(
     classes: informers.classes,
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
+  // Only now: every handler is registered, so none misses the objects of the first list.
+  for (const informer of Object.values(informers)) {
+    life.track(informer.run(life.shutdown.signal), { name: `${informer.resource} informer` });
+  }
   // Each path's workers wait for the caches it reads; this wait is for the log line.
   claims();
   volumes();

@@ -102,6 +102,7 @@ export class Informer<T> {
     idle_timeout: 0,
     stream_end: 0,
   };
+  #started = false;
 
   constructor(rest: KubeRest, options: InformerOptions<T>) {
     this.#rest = rest;
@@ -109,8 +110,15 @@ export class Informer<T> {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Registers a change handler (before run()). */
+  /**
+   * Registers a change handler. Only before run(): the objects of the first
+   * list are announced once, so a handler registered later would never hear
+   * of them (a claim listed at start would wait for its next update).
+   */
   onChange(handler: (change: CacheChange<T>) => void): void {
+    if (this.#started) {
+      throw new Error(`${this.#options.resource} informer: onChange() after run() has started`);
+    }
     this.#handlers.push(handler);
   }
 
@@ -158,6 +166,7 @@ export class Informer<T> {
 
   /** Lists and watches until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
+    this.#started = true;
     const backoff = this.#options.backoff ?? DEFAULT_BACKOFF;
     const random = this.#options.random ?? Math.random;
     const escalation = new Escalation();

@@ -4,7 +4,7 @@
  * with jittered backoff, idle and short streams, the idle bound handed to
  * every watch, and the health it reports.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { createLogger } from "../log/logger.ts";
 import { type CacheChange, Informer, type RawObject } from "./informer.ts";
 import {
@@ -133,6 +133,17 @@ Deno.test("Informer lists in pages, keeps only what trim keeps, then reports syn
     "only the first page of a list counts against the API budget",
   );
   strictEqual(seen.lists[0]?.query?.["limit"], 2);
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer refuses a change handler once run() has started: it would miss the first list", async () => {
+  const { rest } = scriptedRest({ lists: [[[raw({ name: "a", rv: "1" })]]], watches: [] });
+  const { cache } = informer(rest);
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  throws(() => cache.onChange(() => {}), /onChange\(\) after run\(\) has started/);
+  await until(() => cache.hasSynced());
   stop.abort();
   await running;
 });
