@@ -106,6 +106,16 @@ function informer(
   return { cache, changes };
 }
 
+/** The delays the informer's "List/watch failed, restarting" lines announce, in order. */
+function failureRetries(): { retries: number[]; log: (line: string) => void } {
+  const retries: number[] = [];
+  const log = (line: string) => {
+    const record = JSON.parse(line);
+    if (record.msg === "List/watch failed, restarting") retries.push(record.retryInMs);
+  };
+  return { retries, log };
+}
+
 async function until(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 400 && !condition(); i++) {
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -316,15 +326,8 @@ Deno.test("Informer starts its backoff over after a watch that lasted, however i
       return Promise.reject(new Error("connection reset"));
     }],
   });
-  const retries: number[] = [];
-  const { cache } = informer(rest, {
-    backoff: { baseMs: 10, maxMs: 1000 },
-    now: () => clock,
-    log: (line) => {
-      const record = JSON.parse(line);
-      if (record.msg === "List/watch failed, restarting") retries.push(record.retryInMs);
-    },
-  });
+  const { retries, log } = failureRetries();
+  const { cache } = informer(rest, { backoff: { baseMs: 10, maxMs: 1000 }, now: () => clock, log });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
   await until(() => seen.watches.length === 4);
@@ -399,14 +402,8 @@ Deno.test("Informer starts its backoff over once when the server answers again a
     lists: [[[raw({ name: "a", rv: "1" })]]],
     watches: [lost, lost, lost, forbidden, forbidden, lost, forbidden],
   });
-  const retries: number[] = [];
-  const { cache } = informer(rest, {
-    backoff: { baseMs: 2, maxMs: 1000 },
-    log: (line) => {
-      const record = JSON.parse(line);
-      if (record.msg === "List/watch failed, restarting") retries.push(record.retryInMs);
-    },
-  });
+  const { retries, log } = failureRetries();
+  const { cache } = informer(rest, { backoff: { baseMs: 2, maxMs: 1000 }, log });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
   await until(() => seen.watches.length === 8);
