@@ -70,19 +70,23 @@ Deno.test("kube-apiserver stopped mid-burst and started again: agents stay alive
     await cluster.apiserver.start();
     const outageMs = performance.now() - stoppedAt;
     const returnedAt = performance.now();
+    // Each agent's way back to ready, watched while the burst completes.
+    const readyAgain = Promise.all(
+      [...urls.values()].map((url) =>
+        waitFor(async () => (await probe(url, "/readyz")).status === 200 && performance.now(), {
+          description: `${url}/readyz 200 again`,
+          timeoutMs: BOUND_AFTER_RETURN_MS,
+          intervalMs: 250,
+        })
+      ),
+    );
     const burst = await finishBurst(cluster, {
       namespace: NAMESPACE,
       rest: second,
       all: names,
       returnedAt: returnedAt,
     });
-    for (const url of urls.values()) {
-      await waitFor(async () => (await probe(url, "/readyz")).status === 200, {
-        description: `${url}/readyz 200 again`,
-        timeoutMs: BOUND_AFTER_RETURN_MS,
-      });
-    }
-    const readyAgainMs = performance.now() - returnedAt;
+    const readyAgainMs = Math.max(...await readyAgain) - returnedAt;
     assertAgentsRunning(cluster);
     for (const node of cluster.nodes) {
       const log = await Deno.readTextFile(node.agent!.logFile);
