@@ -6,7 +6,11 @@
  */
 import process from "node:process";
 import { managedByLabel } from "./lib/capacity/labels.ts";
-import { capacityDriverProblem, capacityOptions } from "./lib/capacity/options.ts";
+import {
+  capacityDriverProblem,
+  capacityLabelsProblem,
+  capacityOptions,
+} from "./lib/capacity/options.ts";
 import { startProtection } from "./lib/clone/start.ts";
 import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/refresh.ts";
@@ -16,21 +20,22 @@ import { problemsText } from "./lib/config/help.ts";
 import type { Config } from "./lib/config/types.ts";
 import { type CsiCaller, type CsiConnection, openCsiConnection } from "./lib/csi/connection.ts";
 import { CsiController } from "./lib/csi/controller_service.ts";
+import { DriverProbe } from "./lib/csi/driver_probe.ts";
 import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
 import { startDeletion } from "./lib/delete/start.ts";
 import { isThisNodesConcern } from "./lib/delete/volume_owner.ts";
-import { Readiness } from "./lib/http/health.ts";
+import { livenessReport, Readiness } from "./lib/http/health.ts";
 import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
 import { serveDiagnostics } from "./lib/http/serve.ts";
 import {
   createCapacityCache,
   createPublishedCapacityCache,
   type PublishedCapacityCache,
-  waitForSync,
 } from "./lib/kube/caches.ts";
 import type { KubeApi } from "./lib/kube/api.ts";
 import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
+import { registerInformerMetrics } from "./lib/kube/informer_metrics.ts";
 import { SnapshotDiscovery } from "./lib/kube/snapshots.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
 import { dumpJournal } from "./lib/journal/dump.ts";
@@ -41,7 +46,10 @@ import { type Intent, parseIntent } from "./lib/provision/intent.ts";
 import type { DataSourceApi } from "./lib/provision/ports.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
+import { boundedMetrics, type BoundFactory } from "./lib/queue/bounded_metrics.ts";
+import { waitForSync } from "./lib/runtime/synced.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
+import { Heartbeat, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
 import { Lifecycle } from "./lib/runtime/lifecycle.ts";
 import { writeTerminationLog } from "./lib/runtime/termination_log.ts";
 import { VERSION, versionText } from "./lib/runtime/version.ts";
@@ -85,6 +93,9 @@ interface Agent {
   readiness: Readiness;
   connection: CsiConnection;
   life: Lifecycle;
+  heartbeat: Heartbeat;
+  /** Observers of every bounded memo, reporting into the registry. */
+  bounds: BoundFactory;
 }
 
 async function runAgent(config: Config, env: Record<string, string | undefined>): Promise<number> {
@@ -96,6 +107,8 @@ async function runAgent(config: Config, env: Record<string, string | undefined>)
   const agent = assemble(config, logger);
   const { life, connection } = agent;
   const untrap = life.trapSignals();
+  agent.heartbeat.start(life.halt.signal);
+  life.track(agent.readiness.run(life.shutdown.signal), { name: "readiness" });
   try {
     const journal = await openJournal(agent);
     const driver = await handshake(connection, { logger, signal: life.shutdown.signal });
@@ -103,9 +116,8 @@ async function runAgent(config: Config, env: Record<string, string | undefined>)
       { version: VERSION, ...describeDriver(driver) },
       "Connected to CSI driver; using its topology segment as this node's fixed topology",
     );
-    const capacityProblem = config.enableCapacity ? capacityDriverProblem(driver) : undefined;
-    if (capacityProblem !== undefined) throw new FatalError(capacityProblem);
-    agent.readiness.set("csi", true);
+    refuseCapacityProblems(config, driver);
+    watchDriver(agent);
     await startControllers(agent, { driver, env, journal });
     const end = await watchConnectionLoss(connection, life.shutdown.signal);
     if (end === "lost") throw new FatalError("Lost connection to CSI driver, exiting");
@@ -135,15 +147,47 @@ function assemble(config: Config, logger: Logger): Agent {
     observer: metrics.csiCalls,
   });
   life.onClose(() => connection.close());
-  const readiness = new Readiness();
+  const readiness = new Readiness({
+    logger: logger.child({ component: "readiness" }),
+    onChange: metrics.readyCondition,
+  });
   readiness.require("csi", "CSI driver handshake not done");
-  readiness.require("informers", "informers not synced");
+  readiness.require("informers", "informers not started");
+  const heartbeat = new Heartbeat();
   if (config.httpEndpoint !== "") {
-    const http = serveDiagnostics(config, { metrics, readiness, csi: connection });
+    const live = () =>
+      livenessReport({
+        heartbeat: () => heartbeat.status(),
+        staleMs: HEARTBEAT_STALE_MS,
+        loops: () => life.loops(),
+      });
+    const http = serveDiagnostics(config, { metrics, readiness, live });
     life.onClose(() => http.close());
     logger.info({ endpoint: config.httpEndpoint, port: http.port }, "Serving metrics and health");
   }
-  return { config, logger, metrics, readiness, connection, life };
+  const bounds = boundedMetrics(metrics.registry);
+  return { config, logger, metrics, readiness, connection, life, heartbeat, bounds };
+}
+
+/** Start-up refusals of --enable-capacity that only the driver's answers reveal. */
+function refuseCapacityProblems(config: Config, driver: DriverInfo): void {
+  if (!config.enableCapacity) return;
+  const unfit = capacityDriverProblem(driver);
+  if (unfit !== undefined) throw new FatalError(unfit);
+  // Bad input, not a runtime failure: exit code 2, as for a bad flag.
+  const labels = capacityLabelsProblem(config, driver);
+  if (labels !== undefined) throw new FatalError(labels, { exitCode: 2 });
+}
+
+/** The driver's health from now on: a background Probe feeding readiness, a gauge and logs. */
+function watchDriver(agent: Agent): void {
+  const probe = new DriverProbe(agent.connection, {
+    logger: agent.logger.child({ component: "csi" }),
+    onChange: agent.metrics.driverReady,
+  });
+  agent.readiness.set("csi", () => probe.readiness());
+  const { shutdown, halt } = agent.life;
+  agent.life.track(probe.run(shutdown.signal, halt.signal), { name: "driver probe" });
 }
 
 /** The intent journal on the node's disk; an unusable path ends the agent with its reason. */
@@ -187,9 +231,16 @@ async function startControllers(
     keepVolume: (pv) =>
       isThisNodesConcern(pv, { driverName: driver.name, segment: driver.segment }),
     logger,
+    bounds: agent.bounds,
   });
   life.onClose(() => kube.rest.close());
-  life.track(kube.events.run(life.halt.signal), { final: true });
+  const { informerHealth } = kube;
+  registerInformerMetrics(agent.metrics.registry, informerHealth);
+  agent.readiness.set(
+    "informers",
+    () => informerHealth.readiness(Date.now(), config.readinessWindowMs),
+  );
+  life.track(kube.events.run(life.halt.signal), { final: true, name: "event sender" });
   const queues = createWorkQueueMetrics(agent.metrics.registry);
   let csi: CsiCaller = agent.connection;
   if (config.enableCapacity) {
@@ -200,7 +251,17 @@ async function startControllers(
   const caches = [...Object.values(informers), ...(published ? [published.informer] : [])];
   const { registry } = agent.metrics;
   const controllerCalls = new CsiController(csi);
-  const shared = { config, driver, api, events, registry, queues, logger, csi: controllerCalls };
+  const shared = {
+    config,
+    driver,
+    api,
+    events,
+    registry,
+    queues,
+    logger,
+    bounds: agent.bounds,
+    csi: controllerCalls,
+  };
   const snapshotApi = new SnapshotDiscovery(
     (groupVersion, resource) => api.servesResource(groupVersion, resource),
     { logger: logger.child({ component: "snapshots" }) },
@@ -235,10 +296,12 @@ async function startControllers(
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
   // Only now: every handler is registered, so none misses the objects of the first list.
-  for (const informer of caches) life.track(informer.run(life.shutdown.signal));
+  for (const informer of caches) {
+    life.track(informer.run(life.shutdown.signal), { name: `${informer.resource} informer` });
+  }
+  // Every cache first (the race reads every node's published capacity too).
   const started = performance.now();
   if (!(await waitForSync(caches, life.shutdown.signal))) return;
-  agent.readiness.set("informers", true);
   const counts = { claims: informers.claims.size, volumes: informers.volumes.size };
   logger.notice(
     { ms: Math.round(performance.now() - started), ...counts },
@@ -281,11 +344,14 @@ function publishedCapacities(
     !config.enableCapacity || !config.capacityForImmediateBinding ||
     !config.nodeDeploymentImmediateBinding
   ) return undefined;
-  return createPublishedCapacityCache(parts.kube.rest, {
+  const cache = createPublishedCapacityCache(parts.kube.rest, {
     namespace: config.namespace,
     driverName: parts.driver.name,
     logger: agent.logger.child({ component: "informer" }),
+    idleTimeoutMs: config.watchIdleTimeoutMs,
   });
+  parts.kube.informerHealth.add(cache.informer);
+  return cache;
 }
 
 /** The capacity publisher (--enable-capacity), with its own client for writes. */
@@ -297,17 +363,25 @@ function startPublisher(
   const options = capacityOptions(agent.config, parts.driver);
   const logger = agent.logger.child({ component: "capacity" });
   const userAgent = `${PROGRAM}/${VERSION} capacity`;
+  const objects = createCapacityCache(kube.rest, {
+    ...options,
+    logger,
+    idleTimeoutMs: agent.config.watchIdleTimeoutMs,
+  });
+  kube.informerHealth.add(objects);
   return startCapacity({
     options,
     reads: kube.api,
     classes: kube.informers.classes,
-    objects: createCapacityCache(kube.rest, { ...options, logger }),
+    objects,
     csi: new CsiController(agent.connection),
     openClient: () =>
       new StorageCapacityClient(kube.credentials, { ...options.client, ...options, userAgent }),
     registry: agent.metrics.registry,
     queueMetrics: parts.queues,
     readiness: agent.readiness,
+    bounds: agent.bounds,
+    events: kube.events,
     logger,
   }, agent.life);
 }

@@ -21,6 +21,7 @@ import {
   observedCapacity,
 } from "./desired.ts";
 import type { WriteEchoes } from "./echoes.ts";
+import { foreignWriteEvent, type ForeignWrites } from "./foreign_writes.ts";
 import type { CapacitySyncMetrics } from "./metrics.ts";
 import { describeOwner } from "./owner.ts";
 import {
@@ -35,6 +36,7 @@ import type {
   CapacityObjects,
   CapacityOwner,
   ClassLookup,
+  EventRecorder,
 } from "./ports.ts";
 
 /** What the controller is given. */
@@ -50,6 +52,10 @@ export interface CapacityControllerDeps {
   metrics: CapacitySyncMetrics;
   logger: Logger;
   now?: () => number;
+  /** This agent's last writes, to catch a second agent writing the same objects. */
+  foreign?: ForeignWrites;
+  /** Where a foreign write is reported (a Warning Event on the object). */
+  events?: EventRecorder;
 }
 
 /** What it publishes. */
@@ -105,6 +111,7 @@ export class CapacityController {
     const storageClass = this.#deps.classes.get(className);
     if (!isDesiredClass(storageClass, this.#options.desired)) {
       this.#deps.metrics.forget(className);
+      this.#synced.delete(className);
       const plan = planCapacityChanges({ storageClassName: className, objects: this.#objects() });
       return await this.#apply(className, plan, { signal, tokenTaken: false });
     }
@@ -122,6 +129,8 @@ export class CapacityController {
         if (planned.kind === "outcome") return planned.outcome;
       }
     }
+    const held = this.#holdForeign(className, planned.plan);
+    if (held !== undefined) return held;
     this.#noteAdoption(className, planned.plan);
     const outcome = await this.#apply(className, planned.plan, { signal, tokenTaken });
     if (outcome.kind === "done" && !signal.aborted) {
@@ -199,6 +208,7 @@ export class CapacityController {
   #remove(write: Write, removal: CapacityRemoval): Promise<HandleOutcome> {
     return this.#send(write, "delete", async () => {
       const result = await this.#deps.client.delete(removal, write.signal);
+      this.#deps.foreign?.forget(removal.name);
       this.#deps.logger.info(
         { storageClass: write.className, object: removal.name, reason: removal.reason, result },
         "Deleted CSIStorageCapacity",
@@ -227,6 +237,10 @@ export class CapacityController {
     }
     return await this.#send(write, "create", async () => {
       const created = await this.#deps.client.create(object, signal);
+      this.#deps.foreign?.wrote(created.name, {
+        capacity: object.capacity,
+        ownerUid: object.metadata.ownerReferences?.[0]?.uid,
+      });
       this.#deps.logger.info(
         { storageClass: className, object: created.name, capacity: object.capacity },
         "Created CSIStorageCapacity",
@@ -242,6 +256,12 @@ export class CapacityController {
     let result: "updated" | "conflict" | "gone" = "updated";
     const outcome = await this.#send(write, "update", async () => {
       result = await this.#deps.client.update(update, write.signal);
+      if (result === "updated") {
+        this.#deps.foreign?.wrote(update.name, {
+          capacity: update.change.capacity,
+          ownerUid: this.#deps.owner.current()?.uid,
+        });
+      }
       return result === "updated";
     });
     this.#deps.logger.debug(
@@ -282,6 +302,29 @@ export class CapacityController {
     return this.#deps.objects.list().filter((object) =>
       object.metadata.deletionTimestamp === undefined
     );
+  }
+
+  /**
+   * An object of ours overwritten by someone else since our last write: a
+   * second agent for this node. Reported once per hold, then no write until
+   * the hold ends (foreign_writes.ts).
+   */
+  #holdForeign(className: string, plan: CapacityPlan): HandleOutcome | undefined {
+    const { foreign } = this.#deps;
+    if (foreign === undefined || plan.write?.kind !== "update") return undefined;
+    const current = plan.current;
+    const verdict = foreign.verdict(className, current, (this.#deps.now ?? Date.now)());
+    if (verdict.kind === "none" || current === undefined) return undefined;
+    if (verdict.kind === "report") {
+      const event = foreignWriteEvent(current, verdict);
+      this.#deps.logger.warn(
+        { storageClass: className, object: current.metadata.name },
+        event.message,
+      );
+      this.#deps.metrics.foreignWrite?.(className);
+      this.#deps.events?.record(event);
+    }
+    return { kind: "retryAfter", ms: verdict.ms };
   }
 
   /** Logs, once per class, an object found at start-up (written by a previous run or upstream). */

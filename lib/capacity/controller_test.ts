@@ -13,6 +13,8 @@ import { createLogger } from "../log/logger.ts";
 import { CapacityController } from "./controller.ts";
 import { countObjects } from "./desired.ts";
 import { WriteEchoes } from "./echoes.ts";
+import { ForeignWrites } from "./foreign_writes.ts";
+import type { EventRecord } from "../model/events.ts";
 import { createCapacityMetrics } from "./metrics.ts";
 import type { CapacityClient, CapacityOwner, WriteBudget } from "./ports.ts";
 import {
@@ -56,6 +58,8 @@ function world(
     update?: "updated" | "conflict";
     echo?: boolean;
     now?: () => number;
+    foreign?: ForeignWrites;
+    events?: EventRecord[];
   } = {},
 ) {
   const classes = new Map(
@@ -139,6 +143,8 @@ function world(
     metrics,
     logger: quiet,
     now: options.now ?? (() => 1_700_000_000_000),
+    ...(options.foreign ? { foreign: options.foreign } : {}),
+    ...(options.events ? { events: { record: (event) => options.events?.push(event) } } : {}),
   }, { ...scope, labels: LABELS, echoTimeoutMs: 200 });
   return { controller, cache, classes, record, registry, echoes, counts };
 }
@@ -313,4 +319,50 @@ Deno.test("no write, no wait: the budget is only taken for writes, one per write
   await controller.sync("fast", never);
   strictEqual(taken, 1, "nothing to write the second time");
   strictEqual(record.requests.length, 2, "the budget was free: no second read");
+});
+
+Deno.test("a second agent overwriting our object is reported once per hold, never a silent flip-flop", async () => {
+  let clock = 1_700_000_000_000;
+  const events: EventRecord[] = [];
+  const ours: OwnerReference = { ...NODE_OWNER, kind: "Pod", name: "agent-1", uid: "ours" };
+  const theirs: OwnerReference = { ...ours, name: "agent-2", uid: "theirs" };
+  const { controller, cache, record, registry } = world({
+    owner: { current: () => ours, confirm: () => Promise.resolve("ok") },
+    foreign: new ForeignWrites({ holdMs: 60_000 }),
+    events,
+    now: () => clock,
+  });
+  await controller.sync("fast", never);
+  deepStrictEqual(record.writes, ["create csisc-1 10Gi"]);
+  // The other agent writes its owner and its driver's capacity.
+  const overwrite = () => {
+    const object = cache.get("csisc-1")!;
+    cache.set("csisc-1", {
+      ...object,
+      capacity: "5Gi",
+      metadata: { ...object.metadata, ownerReferences: [theirs] },
+    });
+  };
+  overwrite();
+  deepStrictEqual(await controller.sync("fast", never), { kind: "retryAfter", ms: 60_000 });
+  clock += 30_000;
+  deepStrictEqual(await controller.sync("fast", never), { kind: "retryAfter", ms: 30_000 });
+  deepStrictEqual(record.writes, ["create csisc-1 10Gi"], "no write back during the hold");
+  strictEqual(events.length, 1, "reported once");
+  strictEqual(events[0]?.type, "Warning");
+  strictEqual(events[0]?.reason, "DuplicateAgent");
+  deepStrictEqual(events[0]?.subject.kind, "CSIStorageCapacity");
+  ok(events[0]?.message.includes("capacity 5Gi (this agent wrote 10Gi)"), events[0]?.message);
+  ok(events[0]?.message.includes("controller Pod agent-2 (uid theirs)"), events[0]?.message);
+  clock += 30_000;
+  deepStrictEqual(await controller.sync("fast", never), { kind: "done" });
+  deepStrictEqual(record.writes.length, 2, "written back once after the hold");
+  overwrite();
+  clock += 1000;
+  deepStrictEqual(await controller.sync("fast", never), { kind: "retryAfter", ms: 60_000 });
+  strictEqual(events.length, 2, "the next overwrite is reported again");
+  strictEqual(
+    await metric(registry, "csistoragecapacities_foreign_writes_total"),
+    'csistoragecapacities_foreign_writes_total{storageclass="fast"} 2',
+  );
 });

@@ -15,6 +15,8 @@ export interface CapacitySyncMetrics {
   wrote(storageClass: string, operation: "create" | "update" | "delete"): void;
   /** The class no longer gets an object: its series go. */
   forget(storageClass: string): void;
+  /** Someone else overwrote the class's object since this agent wrote it. */
+  foreignWrite?(storageClass: string): void;
 }
 
 /** Registers the families in `registry` (once per registry); the gauges call `counts` when scraped. */
@@ -66,7 +68,15 @@ export function createCapacityMetrics(
     labelNames: ["storageclass", "operation"] as const,
     registers: [registry],
   });
+  const foreignWrites = new Counter({
+    name: "csistoragecapacities_foreign_writes_total",
+    help:
+      "Times the CSIStorageCapacity object of a storage class on this node was found overwritten by someone else since this agent wrote it (capacity or owner): a second agent with the same NODE_NAME. Each is also a Warning Event DuplicateAgent on the object.",
+    labelNames: ["storageclass"] as const,
+    registers: [registry],
+  });
   return {
+    foreignWrite: (storageClass) => foreignWrites.inc({ storageclass: storageClass }),
     published: (storageClass, atMs) => lastPublish.set({ storageclass: storageClass }, atMs / 1000),
     getCapacityFailed: (storageClass) => getCapacityErrors.inc({ storageclass: storageClass }),
     wrote: (storageClass, operation) => writes.inc({ storageclass: storageClass, operation }),

@@ -7,7 +7,7 @@ import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { Segments } from "../csi/types.ts";
 import type { DesiredOptions } from "./desired.ts";
-import { capacityLabels, labelSelector } from "./labels.ts";
+import { capacityLabelProblems, capacityLabels, labelSelector } from "./labels.ts";
 import type { OwnerChoice } from "./owner_lookup.ts";
 import { sortedSegment } from "./segment.ts";
 
@@ -67,6 +67,24 @@ export function ownerChoice(config: Config): OwnerChoice {
 export function capacityDriverProblem(driver: DriverInfo): string | undefined {
   if (driver.controllerCapabilities.has("GET_CAPACITY")) return undefined;
   return `--enable-capacity is set but CSI driver ${driver.name} does not report the GET_CAPACITY controller capability: it cannot report capacity. Remove --enable-capacity (and set storageCapacity: false in its CSIDriver object), or use a driver version that implements GetCapacity`;
+}
+
+/**
+ * Why this node's CSIStorageCapacity objects could never be written, if they
+ * could not: a topology segment (from the driver's NodeGetInfo, often the
+ * node's name) that is no label, e.g. longer than 63 characters. Upstream
+ * tries anyway and gets 422 on every create, forever, and never publishes;
+ * here it is a start-up error (exit code 2) naming every problem.
+ */
+export function capacityLabelsProblem(config: Config, driver: DriverInfo): string | undefined {
+  const problems = capacityLabelProblems(
+    driver.segment,
+    capacityLabels(driver.name, config.nodeName),
+  );
+  if (problems.length === 0) return undefined;
+  return `--enable-capacity is set but this node's CSIStorageCapacity objects cannot be written (the API server would refuse every one with 422): ${
+    problems.join("; ")
+  }. Have the driver report a topology that is a label (NodeGetInfo accessible_topology), or remove --enable-capacity on this node`;
 }
 
 /** The message for an API server without storage.k8s.io/v1 CSIStorageCapacity. */

@@ -2,7 +2,12 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { parseConfig } from "../config/config.ts";
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
-import { capacityDriverProblem, capacityOptions, ownerChoice } from "./options.ts";
+import {
+  capacityDriverProblem,
+  capacityLabelsProblem,
+  capacityOptions,
+  ownerChoice,
+} from "./options.ts";
 
 const driver: DriverInfo = {
   name: "test.csi.k8s.io",
@@ -81,4 +86,18 @@ Deno.test("capacityDriverProblem() refuses a driver without GET_CAPACITY, clearl
     problem?.startsWith("--enable-capacity is set but CSI driver test.csi.k8s.io does not report"),
   );
   ok(problem?.includes("GET_CAPACITY"));
+});
+
+Deno.test("capacityLabelsProblem(): a topology value that is no label value is a start-up error, never a 422 loop", () => {
+  strictEqual(capacityLabelsProblem(config([]), driver), undefined);
+  const longNode = `node-${"x".repeat(70)}`; // a valid node name, too long for a label value
+  const unfit = capacityLabelsProblem(config([], { NODE_NAME: longNode }), {
+    ...driver,
+    segment: { "topology.test.csi.k8s.io/node": longNode, "bad key!": "z1" },
+  });
+  ok(unfit?.startsWith("--enable-capacity is set but this node's CSIStorageCapacity objects"));
+  ok(unfit?.includes("is 75 characters long, a label value is at most 63"), String(unfit));
+  ok(unfit?.includes(`topology key "bad key!" has a name that is not a label name`), String(unfit));
+  // The managed-by label of a long node name is hashed as upstream does: no problem there.
+  ok(!unfit?.includes("csi.storage.k8s.io/managed-by"), String(unfit));
 });

@@ -7,6 +7,7 @@
  */
 import type { GetCapacityRequest, GetCapacityResponse } from "../csi/types.ts";
 import type { CacheChange } from "../kube/informer.ts";
+import type { EventRecord } from "../model/events.ts";
 import type { ObjectIdentity, ObjectRef, OwnerReference, StorageClass } from "../model/objects.ts";
 import type {
   NewStorageCapacity,
@@ -86,3 +87,8 @@ export interface Readiness {
 
 /** The reads the owner lookup makes. */
 export type OwnerReads = Pick<CapacityStartReads, "readObject" | "readNodeUid">;
+
+/** Records Events (written in the background, never holding up the caller). */
+export interface EventRecorder {
+  record(event: EventRecord): void;
+}

@@ -11,6 +11,7 @@ import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { Logger } from "../log/logger.ts";
 import type { WorkQueue } from "../queue/work_queue.ts";
 import { type HandleOutcome, runWorkers } from "../queue/workers.ts";
+import { waitForSync } from "../runtime/synced.ts";
 import { sleep } from "../runtime/sleep.ts";
 import type { WriteEchoes } from "./echoes.ts";
 import type { WatchedCache } from "./ports.ts";
@@ -48,8 +49,6 @@ export interface CapacityPublisherOptions {
   pollIntervalMs: number;
 }
 
-const SYNC_CHECK_MS = 50;
-
 /** Publishes this node's CSIStorageCapacity objects until stopped. */
 export class CapacityPublisher implements PoolRefresh {
   readonly #deps: CapacityPublisherDeps;
@@ -80,7 +79,7 @@ export class CapacityPublisher implements PoolRefresh {
   async run(signal: AbortSignal): Promise<void> {
     const informer = this.#deps.objects.run(signal);
     try {
-      if (!(await this.#waitForSync(signal))) return;
+      if (!(await waitForSync([this.#deps.classes, this.#deps.objects], signal))) return;
       this.#unpublished = new Set(this.#deps.controller.desiredClasses());
       this.#updateReadiness();
       this.#deps.logger.notice(
@@ -122,13 +121,6 @@ export class CapacityPublisher implements PoolRefresh {
     do {
       for (const key of this.#deps.controller.allKeys()) this.#deps.queue.add(key);
     } while (await sleep(this.#options.pollIntervalMs, signal));
-  }
-
-  async #waitForSync(signal: AbortSignal): Promise<boolean> {
-    while (!(this.#deps.classes.hasSynced() && this.#deps.objects.hasSynced())) {
-      if (!(await sleep(SYNC_CHECK_MS, signal))) return false;
-    }
-    return true;
   }
 
   #onClassChange(change: CacheChange<StorageClass>): void {

@@ -18,6 +18,8 @@ import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { CapacityController } from "./controller.ts";
 import { countObjects } from "./desired.ts";
 import { WriteEchoes } from "./echoes.ts";
+import { ForeignWrites, WRITES_LIMIT } from "./foreign_writes.ts";
+import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import { createCapacityMetrics } from "./metrics.ts";
 import { CAPACITY_API_MISSING, type CapacityOptions } from "./options.ts";
 import { type OwnerChoice, resolveOwner } from "./owner_lookup.ts";
@@ -28,6 +30,7 @@ import type {
   CapacityOwner,
   CapacityStartReads,
   ClassLookup,
+  EventRecorder,
   OwnerReads,
   Readiness,
   WatchedCache,
@@ -57,6 +60,10 @@ export interface CapacityParts {
   /** The factory main.ts created for the registry (prom-client registers each family once). */
   queueMetrics: WorkQueueMetrics;
   readiness: Readiness;
+  /** Observers of the bounded memos (csi_node_provisioner_bounded_*). */
+  bounds?: BoundFactory;
+  /** Where a second agent writing this node's objects is reported. */
+  events?: EventRecorder;
   logger: Logger;
 }
 
@@ -80,6 +87,10 @@ export async function startCapacity(
     countObjects({ classes: parts.classes.list(), objects: parts.objects.list() }, scope);
   const metrics = createCapacityMetrics(parts.registry, counts);
   const echoes = new WriteEchoes();
+  const foreign = new ForeignWrites({
+    holdMs: options.pollIntervalMs,
+    ...(parts.bounds ? { observer: parts.bounds("capacity_writes", WRITES_LIMIT) } : {}),
+  });
   const controller = new CapacityController(
     {
       classes: parts.classes,
@@ -90,6 +101,8 @@ export async function startCapacity(
       echoes,
       metrics,
       logger,
+      foreign,
+      ...(parts.events ? { events: parts.events } : {}),
     },
     { ...scope, labels: options.labels },
   );

@@ -252,3 +252,28 @@ Deno.test("--journal-dump asks for the journal's path and nothing else", () => {
     path: "/csi/csi-node-provisioner-journal.json",
   });
 });
+
+Deno.test("parseConfig() refuses a NODE_NAME no Node can have, and accepts long real ones", () => {
+  const long = `n${"a".repeat(200)}.example.com`; // a valid 213-character node name
+  strictEqual(run(parseConfig(BASE, { NODE_NAME: long })).nodeName, long);
+  for (const name of ["Node_A", "node a", "-node", `n${"a".repeat(253)}`]) {
+    const found = problems(parseConfig(BASE, { NODE_NAME: name }));
+    strictEqual(found.length, 1, name);
+    ok(
+      found[0]?.includes("cannot be a node's name: a node name is at most 253 characters"),
+      String(found[0]),
+    );
+  }
+});
+
+Deno.test("parseConfig() reads --watch-idle-timeout and --readiness-window (defaults 1m30s, 30s)", () => {
+  const defaults = run(parseConfig(BASE, NODE_ENV));
+  deepStrictEqual([defaults.watchIdleTimeoutMs, defaults.readinessWindowMs], [90_000, 30_000]);
+  const set = run(
+    parseConfig([...BASE, "--watch-idle-timeout=2m", "--readiness-window=1m"], NODE_ENV),
+  );
+  deepStrictEqual([set.watchIdleTimeoutMs, set.readinessWindowMs], [120_000, 60_000]);
+  deepStrictEqual(problems(parseConfig([...BASE, "--readiness-window=0s"], NODE_ENV)), [
+    "--readiness-window must be a positive duration, got 0ms",
+  ]);
+});

@@ -207,6 +207,20 @@ const PROVISIONER: Row[] = [
     "(csi-node-provisioner only) Make this node's Node object the owner of its CSIStorageCapacity objects: they survive agent restarts and rollouts and are garbage-collected with the node. Wins over capacity-ownerref-level; needs no POD_NAME, and get on nodes (in upstream's RBAC).",
   ],
   [
+    "watch-idle-timeout",
+    "duration",
+    "1m30s",
+    "watchIdleTimeoutMs",
+    "(csi-node-provisioner only) A watch that receives nothing for this long, not even the bookmark kube-apiserver sends every watch about once a minute, is stalled (a dead connection, a stuck proxy): it is ended and the resource listed again. Keep it above one minute.",
+  ],
+  [
+    "readiness-window",
+    "duration",
+    "30s",
+    "readinessWindowMs",
+    "(csi-node-provisioner only) /readyz fails once an informer has failed to list or watch for longer than this, and recovers by itself with its next complete list or lasting watch.",
+  ],
+  [
     "node-deployment",
     "bool",
     "false",

@@ -58,7 +58,13 @@ const UPSTREAM_FLAGS = [
 ];
 
 // Flags this agent adds; each says so at the start of its usage text.
-const AGENT_ADDITIONS = ["capacity-owner-node", "journal-path", "journal-dump"];
+const AGENT_ADDITIONS = [
+  "capacity-owner-node",
+  "journal-path",
+  "journal-dump",
+  "watch-idle-timeout",
+  "readiness-window",
+];
 
 Deno.test("the flag table has exactly upstream csi-provisioner's flags plus the listed additions", () => {
   deepStrictEqual(

@@ -15,6 +15,7 @@ const CHECKS: Check[] = [
     c.nodeDeployment && c.nodeName === ""
       ? "The NODE_NAME environment variable must be set when using --node-deployment (set it from the downward API: spec.nodeName)"
       : undefined,
+  (c) => c.nodeName === "" ? undefined : nodeNameProblem(c.nodeName),
   (c) =>
     c.nodeDeployment && c.leaderElection
       ? "--leader-election cannot be used with --node-deployment: every node's agent would compete for the same Lease, and only the one node holding it would provision, delete and publish capacity"
@@ -50,6 +51,8 @@ const CHECKS: Check[] = [
       ? `--retry-interval-max (${c.retryIntervalMaxMs}ms) must not be shorter than --retry-interval-start (${c.retryIntervalStartMs}ms)`
       : undefined,
   (c) => positiveDuration("--capacity-poll-interval", c.capacityPollIntervalMs),
+  (c) => positiveDuration("--watch-idle-timeout", c.watchIdleTimeoutMs),
+  (c) => positiveDuration("--readiness-window", c.readinessWindowMs),
   (c) => positiveDuration("--node-deployment-base-delay", c.nodeDeploymentBaseDelayMs),
   (c) =>
     c.nodeDeploymentMaxDelayMs < c.nodeDeploymentBaseDelayMs
@@ -82,6 +85,21 @@ const CHECKS: Check[] = [
       : `--metrics-path must start with "/", got ${JSON.stringify(c.metricsPath)}`,
   (c) => httpEndpointProblem(c.httpEndpoint),
 ];
+
+/** A DNS-1123 subdomain, what kube-apiserver requires of a Node's name (ValidateNodeName). */
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * No Node can have any other name, so no claim can ever select it: the agent
+ * would wait forever and its capacity labels could be refused (422) forever.
+ * Long names are fine: the managed-by label hashes them as upstream does.
+ */
+function nodeNameProblem(name: string): string | undefined {
+  if (name.length <= 253 && DNS1123_SUBDOMAIN.test(name)) return undefined;
+  return `NODE_NAME ${
+    JSON.stringify(name.length > 300 ? `${name.slice(0, 300)}...` : name)
+  } cannot be a node's name: a node name is at most 253 characters of lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (set it from the downward API: spec.nodeName)`;
+}
 
 function positive(flag: string, value: number): string | undefined {
   return value >= 1 ? undefined : `${flag} must be at least 1, got ${value}`;

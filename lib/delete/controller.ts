@@ -18,6 +18,7 @@ import type { EventSubject } from "../model/events.ts";
 import type { Logger } from "../log/logger.ts";
 import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
 import type { PersistentVolume } from "../model/objects.ts";
+import { BoundedMap } from "../queue/bounded.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import { decideDelete, type DeletionSecret, finalizerChange } from "./decide.ts";
 
@@ -35,6 +36,8 @@ export interface DeleteControllerDeps {
 
 const DONE: HandleOutcome = { kind: "done" };
 const RETRY: HandleOutcome = { kind: "retry" };
+/** PVs remembered as refused: an evicted one is only counted again if refused again. */
+export const REFUSED_LIMIT = 10_000;
 
 function subjectOf(pv: PersistentVolume): EventSubject {
   return {
@@ -49,7 +52,8 @@ function subjectOf(pv: PersistentVolume): EventSubject {
 export class DeleteController {
   readonly #deps: DeleteControllerDeps;
   readonly #segment: Segments;
-  readonly #refused = new Set<string>();
+  /** PVs refused once (counted once each); bounded: a flood of such PVs costs no memory. */
+  readonly #refused: BoundedMap<string, true>;
   /**
    * PVs (name → uid) whose volume this process deleted. Their next updates
    * (deletion started, finalizer still in the cache) must not call
@@ -57,9 +61,10 @@ export class DeleteController {
    */
   readonly #deleted = new Map<string, string>();
 
-  constructor(deps: DeleteControllerDeps, options: { segment: Segments }) {
+  constructor(deps: DeleteControllerDeps, options: { segment: Segments; refusedLimit?: number }) {
     this.#deps = deps;
     this.#segment = options.segment;
+    this.#refused = new BoundedMap(options.refusedLimit ?? REFUSED_LIMIT, deps.metrics.refusedSet);
   }
 
   /** The worker pool's handler for one PV name. */
@@ -102,7 +107,7 @@ export class DeleteController {
       message,
     });
     if (!this.#refused.has(name)) {
-      this.#refused.add(name);
+      this.#refused.set(name, true);
       this.#deps.metrics.refused("no-node-affinity");
     }
   }

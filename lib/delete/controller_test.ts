@@ -49,7 +49,7 @@ function pv(options: {
 
 function world(
   initial: PersistentVolume,
-  options: { attachedTo?: string; deleteFails?: CsiError } = {},
+  options: { attachedTo?: string; deleteFails?: CsiError; refusedLimit?: number } = {},
 ) {
   const record = {
     calls: [] as string[],
@@ -87,12 +87,19 @@ function world(
       deleted: (sc) => record.metrics.push(`deleted ${sc}`),
       failed: (sc) => record.metrics.push(`failed ${sc}`),
       refused: (reason) => record.metrics.push(`refused ${reason}`),
+      refusedSet: {
+        size: (entries) => record.metrics.push(`refused set ${entries}`),
+        evicted: () => record.metrics.push("refused set evicted"),
+      },
     },
     logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
-  }, { segment: { [KEY]: "node-a" } });
+  }, {
+    segment: { [KEY]: "node-a" },
+    ...(options.refusedLimit ? { refusedLimit: options.refusedLimit } : {}),
+  });
   return {
     record,
-    sync: () => controller.sync("pvc-1", new AbortController().signal),
+    sync: (name = "pvc-1") => controller.sync(name, new AbortController().signal),
     update: (next: PersistentVolume | undefined) => (volume = next),
   };
 }
@@ -132,7 +139,21 @@ Deno.test("a PV without node affinity is refused with a Warning and counted once
   await w.sync();
   strictEqual(w.record.deleted.length, 0);
   strictEqual(w.record.events[0]?.reason, "VolumeDeleteRefused");
-  deepStrictEqual(w.record.metrics, ["refused no-node-affinity"]);
+  deepStrictEqual(w.record.metrics, ["refused set 1", "refused no-node-affinity"]);
+});
+
+Deno.test("the set of refused PVs is bounded: driven past its limit, the oldest goes", async () => {
+  const w = world(pv({ node: null }), { refusedLimit: 2 });
+  for (const name of ["pv-a", "pv-b", "pv-c"]) {
+    w.update({ ...pv({ node: null }), metadata: { ...pv().metadata, name } });
+    await w.sync(name);
+  }
+  deepStrictEqual(w.record.metrics.filter((entry) => entry.startsWith("refused set")), [
+    "refused set 1",
+    "refused set 2",
+    "refused set evicted",
+    "refused set 2",
+  ]);
 });
 
 Deno.test("a PV still attached is not deleted: VolumeFailedDelete names the node, and it is retried", async () => {

@@ -4,10 +4,12 @@
  * texts, counted only for PVs this node handled; and this agent's refusals.
  */
 import { Counter, Histogram, type Registry } from "prom-client";
+import type { BoundFactory } from "../queue/bounded_metrics.ts";
+import { REFUSED_LIMIT } from "./controller.ts";
 import type { DeleteMetrics } from "./ports.ts";
 
 /** controller_persistentvolume_delete_* with upstream names, and this agent's refusals. */
-export function createDeleteMetrics(registry: Registry): DeleteMetrics {
+export function createDeleteMetrics(registry: Registry, bounds?: BoundFactory): DeleteMetrics {
   const total = new Counter({
     name: "controller_persistentvolume_delete_total",
     help:
@@ -43,5 +45,6 @@ export function createDeleteMetrics(registry: Registry): DeleteMetrics {
     },
     failed: (storageClass) => failed.inc({ class: storageClass }),
     refused: (reason) => refused.inc({ reason }),
+    ...(bounds ? { refusedSet: bounds("refused_volumes", REFUSED_LIMIT) } : {}),
   };
 }

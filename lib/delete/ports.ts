@@ -7,6 +7,7 @@
 import type { DeleteVolumeRequest } from "../csi/types.ts";
 import type { PersistentVolume, SecretReference, StorageClass } from "../model/objects.ts";
 import type { EventRecord } from "../model/events.ts";
+import type { BoundObserver } from "../queue/bounded.ts";
 
 /** This node's PVs (the informer's cache), by name. */
 export interface VolumeLookup {
@@ -46,6 +47,8 @@ export interface DeleteMetrics {
   deleted(storageClass: string, seconds: number): void;
   failed(storageClass: string): void;
   refused(reason: "no-node-affinity"): void;
+  /** Reports the size of the set of refused PVs (csi_node_provisioner_bounded_*). */
+  refusedSet?: BoundObserver;
 }
 
 /** An informer as the wiring watches it: the key of each change. */
@@ -59,6 +62,8 @@ export interface Watched<T> {
 export interface AttachmentWatch extends AttachmentLookup {
   informer: Watched<{ persistentVolumeName: string | undefined }> & {
     run(signal: AbortSignal): Promise<void>;
+    /** True once it listed: no delete worker runs before (the attach guard needs the whole list). */
+    hasSynced(): boolean;
   };
 }
 

@@ -18,7 +18,9 @@ import type {
 import type { Logger } from "../log/logger.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { retryQueue, runPool } from "../queue/pool.ts";
+import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import { type Synced, waitForSync } from "../runtime/synced.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { DeleteController } from "./controller.ts";
 import { createDeleteMetrics } from "./metrics.ts";
@@ -27,8 +29,8 @@ import { createDeleteMetrics } from "./metrics.ts";
 export interface DeletionParts {
   config: Config;
   driver: DriverInfo;
-  volumes: VolumeLookup & Watched<PersistentVolume>;
-  classes: ClassLookup;
+  volumes: VolumeLookup & Watched<PersistentVolume> & Synced;
+  classes: ClassLookup & Synced;
   /** Creates the VolumeAttachment cache; called only for a driver that attaches volumes. */
   watchAttachments: () => AttachmentWatch;
   api: DeleteApi;
@@ -36,10 +38,16 @@ export interface DeletionParts {
   events: EventRecorder;
   registry: Registry;
   queues: WorkQueueMetrics;
+  /** Observers of the bounded memos (csi_node_provisioner_bounded_*). */
+  bounds?: BoundFactory;
   logger: Logger;
 }
 
-/** Builds deletion and registers its handlers; returns the start of its workers, for once the caches have synced. */
+/**
+ * Builds deletion, registers its handlers and starts the VolumeAttachment
+ * informer; returns the start of its workers, which wait until every cache
+ * they read (PVs, classes, VolumeAttachments) has listed once.
+ */
 export function startDeletion(parts: DeletionParts, life: Lifecycle): () => void {
   const { config, driver, logger } = parts;
   const queue = retryQueue(
@@ -57,7 +65,7 @@ export function startDeletion(parts: DeletionParts, life: Lifecycle): () => void
     csi: parts.csi,
     ...(attachments === undefined ? {} : { attachments }),
     events: parts.events,
-    metrics: createDeleteMetrics(parts.registry),
+    metrics: createDeleteMetrics(parts.registry, parts.bounds),
     logger: logger.child({ component: "delete" }),
   }, { segment: driver.segment });
   parts.volumes.onChange((change) => queue.add(change.key));
@@ -66,14 +74,20 @@ export function startDeletion(parts: DeletionParts, life: Lifecycle): () => void
       const pv = (change.old ?? change.new)?.persistentVolumeName;
       if (pv !== undefined) queue.add(pv);
     });
-    life.track(attachments.informer.run(life.shutdown.signal));
+    life.track(attachments.informer.run(life.shutdown.signal), {
+      name: "volumeattachments informer",
+    });
   }
-  return () =>
-    life.track(runPool(queue, {
+  const reads: Synced[] = [parts.volumes, parts.classes];
+  if (attachments !== undefined) reads.push(attachments.informer);
+  const run = () =>
+    runPool(queue, {
+      gate: () => waitForSync(reads, life.shutdown.signal),
       workers: config.workerThreads,
       handle: (name, signal) => controller.sync(name, signal),
       stop: life.shutdown.signal,
       halt: life.halt.signal,
       logger: logger.child({ component: "volumes" }),
-    }));
+    });
+  return () => life.track(run(), { name: "volume workers" });
 }

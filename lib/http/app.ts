@@ -10,7 +10,7 @@ import type { HealthReport } from "./health.ts";
 export interface HttpSources {
   metricsPath: string;
   metrics: () => Promise<{ body: string; contentType: string }>;
-  live: () => Promise<HealthReport>;
+  live: () => HealthReport;
   ready: () => HealthReport;
 }
 
@@ -28,7 +28,7 @@ export function createHttpApp(sources: HttpSources): Hono {
     const { body, contentType } = await sources.metrics();
     return new Response(body, { headers: { "content-type": contentType } });
   });
-  app.get("/healthz", async () => healthResponse(await sources.live()));
+  app.get("/healthz", () => healthResponse(sources.live()));
   app.get("/readyz", () => healthResponse(sources.ready()));
   return app;
 }

@@ -14,7 +14,7 @@ Deno.test("the HTTP app serves metrics at --metrics-path and health at /healthz 
   const app = createHttpApp({
     metricsPath: "/custom-metrics",
     metrics: metrics.render,
-    live: () => Promise.resolve({ ok: true, lines: ["csi probe: ok"] }),
+    live: () => ({ ok: true, lines: ["heartbeat: ok"] }),
     ready: () => ({ ok: ready, lines: [`csi: ${ready ? "ok" : "handshake not done"}`] }),
   });
   const scrape = await app.request("/custom-metrics");

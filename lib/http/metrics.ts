@@ -2,7 +2,7 @@
  * The Prometheus registry of one agent process. Metric names, labels and
  * buckets match the Go sidecar so that existing dashboards keep working.
  */
-import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { CsiCallObserver } from "../csi/connection.ts";
 
 /** Upstream csi-lib-utils' buckets for csi_sidecar_operations_seconds. */
@@ -12,6 +12,10 @@ export const CSI_OPERATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50,
 export interface Metrics {
   registry: Registry;
   csiCalls: CsiCallObserver;
+  /** A readiness condition became met or not (csi_node_provisioner_ready). */
+  readyCondition(condition: string, met: boolean): void;
+  /** The driver's background Probe succeeded in time or not (csi_node_provisioner_driver_ready). */
+  driverReady(ready: boolean): void;
   /** The exposition text and its content type. */
   render(): Promise<{ body: string; contentType: string }>;
 }
@@ -31,8 +35,23 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
     buckets: CSI_OPERATION_BUCKETS,
     registers: [registry],
   });
+  const ready = new Gauge({
+    name: "csi_node_provisioner_ready",
+    help:
+      "1 when the readiness condition is met (csi: the driver answers Probe in time; informers: every informer lists and watches; capacity: published once), else 0. /readyz is ready when all are 1.",
+    labelNames: ["condition"] as const,
+    registers: [registry],
+  });
+  const driverReady = new Gauge({
+    name: "csi_node_provisioner_driver_ready",
+    help:
+      "1 when the CSI driver answered the agent's last background Probe (every 10 s) with ready within 5 s, else 0.",
+    registers: [registry],
+  });
   return {
     registry,
+    readyCondition: (condition, met) => ready.set({ condition }, met ? 1 : 0),
+    driverReady: (isReady) => driverReady.set(isReady ? 1 : 0),
     csiCalls: {
       observe: ({ driverName, method, code, seconds }) =>
         operations.observe(

@@ -3,7 +3,6 @@
  * this node or of no node yet), StorageClasses, and this node's PVs.
  */
 import type { Logger } from "../log/logger.ts";
-import { sleep } from "../runtime/sleep.ts";
 import { Informer } from "./informer.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { DRIVER_NAME_LABEL } from "../model/keys.ts";
@@ -32,9 +31,15 @@ export interface ProvisioningCaches {
 /** Creates (does not start) the informers. */
 export function createProvisioningCaches(
   rest: KubeRest,
-  options: { nodeName: string; keepVolume: (pv: PersistentVolume) => boolean; logger: Logger },
+  options: {
+    nodeName: string;
+    keepVolume: (pv: PersistentVolume) => boolean;
+    logger: Logger;
+    idleTimeoutMs?: number;
+  },
 ): ProvisioningCaches {
   const { nodeName, keepVolume, logger } = options;
+  const idle = idleOption(options);
   return {
     claims: new Informer(rest, {
       resource: "persistentvolumeclaims",
@@ -42,6 +47,7 @@ export function createProvisioningCaches(
       trim: (raw) => trimClaim(raw, { nodeName }),
       resourceVersionOf: (claim) => claim.metadata.resourceVersion,
       logger,
+      ...idle,
     }),
     classes: new Informer(rest, {
       resource: "storageclasses",
@@ -49,6 +55,7 @@ export function createProvisioningCaches(
       trim: trimStorageClass,
       resourceVersionOf: (storageClass) => storageClass.metadata.resourceVersion,
       logger,
+      ...idle,
     }),
     volumes: new Informer(rest, {
       resource: "persistentvolumes",
@@ -56,6 +63,7 @@ export function createProvisioningCaches(
       trim: (raw) => trimPersistentVolume(raw, { keep: keepVolume }),
       resourceVersionOf: (pv) => pv.metadata.resourceVersion ?? "",
       logger,
+      ...idle,
     }),
   };
 }
@@ -69,7 +77,7 @@ export interface AttachmentCache {
 /** Creates (does not start) the VolumeAttachment informer and its PV index. */
 export function createAttachmentCache(
   rest: KubeRest,
-  options: { driverName: string; logger: Logger },
+  options: { driverName: string; logger: Logger; idleTimeoutMs?: number },
 ): AttachmentCache {
   const informer = new Informer(rest, {
     resource: "volumeattachments",
@@ -77,6 +85,7 @@ export function createAttachmentCache(
     trim: (raw) => trimVolumeAttachment(raw, { driverName: options.driverName }),
     resourceVersionOf: (attachment) => attachment.resourceVersion,
     logger: options.logger,
+    ...idleOption(options),
   });
   const byVolume = new Map<string, Map<string, string>>();
   informer.onChange((change) => {
@@ -99,7 +108,7 @@ export function createAttachmentCache(
 /** Creates (does not start) the informer of this node's CSIStorageCapacity objects. */
 export function createCapacityCache(
   rest: KubeRest,
-  options: { namespace: string; labelSelector: string; logger: Logger },
+  options: { namespace: string; labelSelector: string; logger: Logger; idleTimeoutMs?: number },
 ): Informer<StorageCapacity> {
   return new Informer<StorageCapacity>(rest, {
     resource: "csistoragecapacities",
@@ -108,6 +117,7 @@ export function createCapacityCache(
     trim: trimStorageCapacity,
     resourceVersionOf: (object) => object.metadata.resourceVersion,
     logger: options.logger,
+    ...idleOption(options),
   });
 }
 
@@ -127,7 +137,7 @@ export interface PublishedCapacityCache {
  */
 export function createPublishedCapacityCache(
   rest: KubeRest,
-  options: { namespace: string; driverName: string; logger: Logger },
+  options: { namespace: string; driverName: string; logger: Logger; idleTimeoutMs?: number },
 ): PublishedCapacityCache {
   const informer = new Informer<PublishedCapacity>(rest, {
     resource: "csistoragecapacities",
@@ -136,6 +146,7 @@ export function createPublishedCapacityCache(
     trim: trimPublishedCapacity,
     resourceVersionOf: (object) => object.resourceVersion,
     logger: options.logger,
+    ...idleOption(options),
   });
   const byClass = new Map<string, Map<string, PublishedCapacity>>();
   informer.onChange((change) => {
@@ -154,18 +165,6 @@ export function createPublishedCapacityCache(
   };
 }
 
-/**
- * Waits until every informer listed once; false when `signal` aborted first.
- * No worker starts before (client-go's WaitForCacheSync), so no decision is
- * made on a partial cache.
- */
-export async function waitForSync(
-  informers: Iterable<{ hasSynced(): boolean }>,
-  signal: AbortSignal,
-): Promise<boolean> {
-  const all = [...informers];
-  while (!all.every((informer) => informer.hasSynced())) {
-    if (!(await sleep(50, signal))) return false;
-  }
-  return true;
+function idleOption(options: { idleTimeoutMs?: number }): { idleTimeoutMs?: number } {
+  return options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs };
 }

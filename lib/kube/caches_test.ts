@@ -46,7 +46,7 @@ Deno.test("createPublishedCapacityCache: every node's objects of the driver, by 
       line("MODIFIED", object("b", { node: "node-b", className: "other", rv: "11", gi: 5 }));
       line("DELETED", object("a", { node: "node-a", className: "local", rv: "12", gi: 1 }));
       return new Promise((resolve) =>
-        options.signal.addEventListener("abort", () => resolve(), { once: true })
+        options.signal.addEventListener("abort", () => resolve("aborted"), { once: true })
       );
     },
     close: () => {},

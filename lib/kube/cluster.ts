@@ -17,8 +17,10 @@ import {
   type ProvisioningCaches,
 } from "./caches.ts";
 import { type KubeCredentials, loadCredentials } from "./credentials.ts";
-import { EventSender } from "./events.ts";
+import type { BoundFactory } from "../queue/bounded_metrics.ts";
+import { EventSender, MAX_PENDING, MAX_WRITTEN } from "./events.ts";
 import type { Informer } from "./informer.ts";
+import { InformerHealthSet } from "./informer_health.ts";
 import { createKubeRest, type KubeRest } from "./rest.ts";
 import { createSnapshotFinalizerInformer } from "./snapshots.ts";
 
@@ -28,6 +30,8 @@ export interface KubeConnection {
   rest: KubeRest;
   api: KubeApi;
   informers: ProvisioningCaches;
+  /** Every informer created here (and those main.ts adds): readiness and metrics read it. */
+  informerHealth: InformerHealthSet;
   events: EventSender;
   /** Creates the VolumeAttachment informer of a driver (not started). */
   watchAttachments(driverName: string): AttachmentCache;
@@ -45,6 +49,8 @@ export async function connectKube(options: {
   /** Which PVs the PV informer keeps (this node's). */
   keepVolume: (pv: PersistentVolume) => boolean;
   logger: Logger;
+  /** Observers of the Event sender's bounded buffer and memory. */
+  bounds?: BoundFactory;
 }): Promise<KubeConnection> {
   const { config, logger } = options;
   const { kubeconfig, master } = config;
@@ -54,22 +60,43 @@ export async function connectKube(options: {
     userAgent: options.userAgent,
   });
   const informerLogger = logger.child({ component: "informer" });
+  const idleTimeoutMs = config.watchIdleTimeoutMs;
+  const informers = createProvisioningCaches(rest, {
+    nodeName: config.nodeName,
+    keepVolume: options.keepVolume,
+    logger: informerLogger,
+    idleTimeoutMs,
+  });
+  const informerHealth = new InformerHealthSet();
+  for (const informer of Object.values(informers)) informerHealth.add(informer);
   return {
     credentials,
     rest,
     api: new KubeApi(rest),
-    informers: createProvisioningCaches(rest, {
-      nodeName: config.nodeName,
-      keepVolume: options.keepVolume,
-      logger: informerLogger,
-    }),
+    informers,
+    informerHealth,
     events: new EventSender(rest, {
       component: options.component,
       host: config.nodeName,
       logger: logger.child({ component: "events" }),
+      ...(options.bounds
+        ? {
+          pendingObserver: options.bounds("event_buffer", MAX_PENDING),
+          writtenObserver: options.bounds("event_history", MAX_WRITTEN),
+        }
+        : {}),
     }),
-    watchAttachments: (driverName) =>
-      createAttachmentCache(rest, { driverName, logger: informerLogger }),
+    watchAttachments: (driverName) => {
+      const cache = createAttachmentCache(rest, {
+        driverName,
+        logger: informerLogger,
+        idleTimeoutMs,
+      });
+      informerHealth.add(cache.informer);
+      return cache;
+    },
+    // Not in informerHealth: it runs only while the snapshot CRDs are served
+    // and the orphan sweep is on, and readiness must not wait for it.
     watchProtectedSnapshots: () =>
       createSnapshotFinalizerInformer(rest, {
         finalizer: SNAPSHOT_SOURCE_PROTECTION_FINALIZER,

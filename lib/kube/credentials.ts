@@ -13,6 +13,7 @@
 import { readFileSync } from "node:fs";
 import type https from "node:https";
 import { dirname, isAbsolute, join } from "node:path";
+import { FatalError } from "../runtime/fatal.ts";
 import type { TlsSettings } from "../runtime/platform.ts";
 
 /** TLS settings and authorization headers for one API server. */
@@ -107,29 +108,80 @@ function userHeaders(base: string, user: KubeconfigUser): () => Promise<Record<s
   return () => Promise.resolve({});
 }
 
+/**
+ * A kubeconfig that cannot be used: bad configuration, exit code 2. The
+ * message names the file and the problem and never quotes the file: a
+ * kubeconfig holds tokens and keys, and parsers' messages show the lines
+ * around the error (js-yaml) or the text itself (JSON.parse).
+ */
+export class KubeconfigError extends FatalError {
+  constructor(path: string, problem: string) {
+    super(`kubeconfig ${path}: ${problem}`, { exitCode: 2 });
+    this.name = "KubeconfigError";
+  }
+}
+
 /** JSON (a subset of YAML) without the YAML parser; anything else with it. */
-async function parseKubeconfig(text: string): Promise<Kubeconfig> {
+async function parseKubeconfig(path: string, text: string): Promise<Kubeconfig> {
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as Kubeconfig;
+    parsed = JSON.parse(text);
   } catch {
     const { load } = await import("js-yaml");
-    return load(text) as Kubeconfig;
+    try {
+      parsed = load(text);
+    } catch (error) {
+      throw new KubeconfigError(path, `is not valid YAML or JSON (${yamlProblem(error)})`);
+    }
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new KubeconfigError(
+      path,
+      "is not a kubeconfig (a YAML mapping with clusters, users and contexts)",
+    );
+  }
+  const config = parsed as Record<string, unknown>;
+  for (const list of ["contexts", "clusters", "users"]) {
+    if (config[list] !== undefined && !Array.isArray(config[list])) {
+      throw new KubeconfigError(path, `is not a kubeconfig: ${list} is not a list`);
+    }
+  }
+  return config as Kubeconfig;
+}
+
+/** js-yaml's reason and position, without its snippet of the file. */
+function yamlProblem(error: unknown): string {
+  const { reason, mark } = error as { reason?: string; mark?: { line?: number; column?: number } };
+  const where = mark?.line === undefined
+    ? ""
+    : ` at line ${mark.line + 1}, column ${(mark.column ?? 0) + 1}`;
+  return `${reason ?? "unreadable"}${where}`;
+}
+
+function readKubeconfig(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw new KubeconfigError(
+      path,
+      `cannot be read (${(error as { code?: string }).code ?? "error"})`,
+    );
   }
 }
 
 /** Reads a kubeconfig's current context; plugins are delegated to client-node. */
 async function fromKubeconfig(path: string, master: string): Promise<KubeCredentials> {
   const base = dirname(path);
-  const config = await parseKubeconfig(readFileSync(path, "utf8"));
+  const config = await parseKubeconfig(path, readKubeconfig(path));
   const contextName = config["current-context"];
   const context = config.contexts?.find((candidate) => candidate.name === contextName)?.context;
   if (context === undefined) {
-    throw new Error(`kubeconfig ${path}: no current context ${JSON.stringify(contextName)}`);
+    throw new KubeconfigError(path, `no current context ${JSON.stringify(contextName)}`);
   }
   const cluster = config.clusters?.find((candidate) => candidate.name === context.cluster)?.cluster;
   const user = config.users?.find((candidate) => candidate.name === context.user)?.user ?? {};
   if (cluster === undefined) {
-    throw new Error(`kubeconfig ${path}: no cluster ${JSON.stringify(context.cluster)}`);
+    throw new KubeconfigError(path, `no cluster ${JSON.stringify(context.cluster)}`);
   }
   if (user.exec !== undefined || user["auth-provider"] !== undefined) {
     return await withClientNode(path, master);

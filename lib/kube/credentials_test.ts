@@ -93,3 +93,42 @@ Deno.test(
     });
   }),
 );
+
+Deno.test(
+  "a kubeconfig that cannot be parsed is named with its problem, and none of its contents",
+  withDir(async (dir) => {
+    const token = "sEcReT-t0ken-4f1e2d";
+    const broken = {
+      "broken.yaml": `users:\n- name: u\n  user:\n    token: ${token}\n   bad: indentation\n`,
+      "broken.json": `{"users": [{"name": "u", "user": {"token": "${token}"}}`,
+      "list.yaml": `- token: ${token}\n`,
+      "wrong.yaml": `contexts: "${token}"\n`,
+    };
+    const problems: string[] = [];
+    for (const [name, text] of Object.entries(broken)) {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      await rejects(
+        loadCredentials({ kubeconfig: path, master: "", env: {} }),
+        (error: unknown) => {
+          const message = (error as Error).message;
+          strictEqual(message.includes(token), false, message);
+          strictEqual(message.startsWith(`kubeconfig ${path}: `), true, message);
+          strictEqual((error as { exitCode?: number }).exitCode, 2, "bad configuration");
+          problems.push(message.slice(`kubeconfig ${path}: `.length));
+          return true;
+        },
+      );
+    }
+    deepStrictEqual(problems, [
+      "is not valid YAML or JSON (bad indentation of a mapping entry at line 5, column 4)",
+      "is not valid YAML or JSON (unexpected end of the stream within a flow collection at line 1, column 67)",
+      "is not a kubeconfig (a YAML mapping with clusters, users and contexts)",
+      "is not a kubeconfig: contexts is not a list",
+    ]);
+    await rejects(
+      loadCredentials({ kubeconfig: join(dir, "missing"), master: "", env: {} }),
+      { message: `kubeconfig ${join(dir, "missing")}: cannot be read (ENOENT)` },
+    );
+  }),
+);

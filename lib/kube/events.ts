@@ -4,12 +4,15 @@
  * with low priority on the shared API budget, so PV writes go first. Repeats
  * (same object, type, reason and message) are merged into one Event whose
  * count grows, as client-go's correlator does, both while waiting in the
- * buffer and after the Event was written.
+ * buffer and after the Event was written. Messages are cut to
+ * EVENT_MESSAGE_MAX_BYTES; the buffer (MAX_PENDING) and the memory of written
+ * Events (MAX_WRITTEN) are bounded and report their sizes.
  */
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../log/logger.ts";
 import { sleep } from "../runtime/sleep.ts";
-import type { EventRecord } from "../model/events.ts";
+import { capEventMessage, type EventRecord } from "../model/events.ts";
+import { BoundedMap, type BoundObserver } from "../queue/bounded.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
 
 interface Entry {
@@ -28,10 +31,12 @@ interface Entry {
 const CLUSTER_SCOPED_EVENT_NAMESPACE = "default";
 /** A repeat older than this starts a new Event (client-go's correlator window). */
 const MERGE_WINDOW_MS = 10 * 60 * 1000;
-const MAX_PENDING = 4096;
+/** Events waiting to be written; past it a new event is dropped (and counted). */
+export const MAX_PENDING = 4096;
 /** Events written at once: a burst of claims makes two Events each. */
 const SENDERS = 4;
-const MAX_WRITTEN = 4096;
+/** Written Events remembered for merging repeats; past it the oldest is forgotten. */
+export const MAX_WRITTEN = 4096;
 
 function correlationKey(event: EventRecord): string {
   const s = event.subject;
@@ -46,8 +51,13 @@ export interface EventSenderOptions {
   component: string;
   host: string;
   logger: Logger;
-  /** Called when the buffer is full and an event is dropped. */
-  onDropped?: () => void;
+  /** Reports the buffer's size and each event dropped because it was full. */
+  pendingObserver?: BoundObserver;
+  /** Reports the size of the memory of written Events and its evictions. */
+  writtenObserver?: BoundObserver;
+  /** Bounds, for tests (default MAX_PENDING and MAX_WRITTEN). */
+  maxPending?: number;
+  maxWritten?: number;
 }
 
 /** Buffers, merges and sends Events. run() sends until the signal aborts, then flushes briefly. */
@@ -55,7 +65,8 @@ export class EventSender {
   readonly #rest: KubeRest;
   readonly #options: EventSenderOptions;
   readonly #pending = new Map<string, Entry>();
-  readonly #written = new Map<string, Entry>();
+  readonly #written: BoundedMap<string, Entry>;
+  readonly #maxPending: number;
   readonly #wakers = new Set<() => void>();
   /** Keys whose Event is being written right now. */
   readonly #writing = new Set<string>();
@@ -63,9 +74,12 @@ export class EventSender {
   constructor(rest: KubeRest, options: EventSenderOptions) {
     this.#rest = rest;
     this.#options = options;
+    this.#maxPending = options.maxPending ?? MAX_PENDING;
+    this.#written = new BoundedMap(options.maxWritten ?? MAX_WRITTEN, options.writtenObserver);
   }
 
-  record(event: EventRecord): void {
+  record(recorded: EventRecord): void {
+    const event = { ...recorded, message: capEventMessage(recorded.message) };
     const key = correlationKey(event);
     const now = new Date().toISOString();
     const waiting = this.#pending.get(key);
@@ -74,8 +88,8 @@ export class EventSender {
       waiting.lastTimestamp = now;
       return;
     }
-    if (this.#pending.size >= MAX_PENDING) {
-      this.#options.onDropped?.();
+    if (this.#pending.size >= this.#maxPending) {
+      this.#options.pendingObserver?.evicted();
       this.#options.logger.warn(
         { reason: event.reason, object: event.subject.name },
         "Event buffer full, event dropped",
@@ -93,6 +107,7 @@ export class EventSender {
       ...(merge ? { previous: written } : {}),
       namespace: event.subject.namespace || CLUSTER_SCOPED_EVENT_NAMESPACE,
     });
+    this.#options.pendingObserver?.size(this.#pending.size);
     this.#wakeAll();
   }
 
@@ -141,6 +156,7 @@ export class EventSender {
 
   async #sendOne([key, entry]: [string, Entry], signal: AbortSignal): Promise<void> {
     this.#pending.delete(key);
+    this.#options.pendingObserver?.size(this.#pending.size);
     this.#writing.add(key);
     // Remembered before the write, so that repeats recorded meanwhile patch this Event.
     this.#remember(key, entry);
@@ -161,12 +177,7 @@ export class EventSender {
   }
 
   #remember(key: string, entry: Entry): void {
-    this.#written.delete(key);
     this.#written.set(key, entry);
-    if (this.#written.size > MAX_WRITTEN) {
-      const oldest = this.#written.keys().next().value;
-      if (oldest !== undefined) this.#written.delete(oldest);
-    }
   }
 
   async #write(entry: Entry, signal: AbortSignal): Promise<string> {

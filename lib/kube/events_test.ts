@@ -19,7 +19,7 @@ function recordingRest(options: { failPatchWith?: number } = {}) {
       }
       return undefined as T;
     },
-    stream: () => Promise.resolve(),
+    stream: () => Promise.resolve("end" as const),
     close: () => {},
   };
   return {
@@ -132,11 +132,55 @@ Deno.test("record() never blocks: a full buffer drops the event and counts it", 
     component: "c",
     host: "h",
     logger: quiet,
-    onDropped: () => dropped++,
+    pendingObserver: { size: () => {}, evicted: () => dropped++ },
   });
   for (let i = 0; i < 4101; i++) sender.record({ ...failed, message: `failure ${i}` });
   strictEqual(sender.pending, 4096);
   strictEqual(dropped, 5);
+});
+
+Deno.test("the memory of written Events is bounded: past it the oldest is forgotten", async () => {
+  const fake = recordingRest();
+  const sizes: number[] = [];
+  let evicted = 0;
+  const sender = new EventSender(fake.rest, {
+    component: "c",
+    host: "h",
+    logger: quiet,
+    maxWritten: 3,
+    writtenObserver: { size: (entries) => sizes.push(entries), evicted: () => evicted++ },
+  });
+  const stop = new AbortController();
+  const run = sender.run(stop.signal);
+  for (let i = 0; i < 5; i++) sender.record({ ...failed, message: `failure ${i}` });
+  await drain(sender, run, stop);
+  deepStrictEqual([Math.max(...sizes), evicted], [3, 2]);
+  // failure 0 was forgotten: its repeat is a new Event (POST), not a patch of the old one.
+  const again = new AbortController();
+  const rerun = sender.run(again.signal);
+  sender.record({ ...failed, message: "failure 0" });
+  sender.record({ ...failed, message: "failure 4" });
+  await drain(sender, rerun, again);
+  deepStrictEqual(fake.requests.slice(5).map((request) => request.method).sort(), [
+    "PATCH",
+    "POST",
+  ]);
+});
+
+Deno.test("an Event message is cut to 1024 bytes, on a character boundary, and says so", async () => {
+  const fake = recordingRest();
+  const sender = new EventSender(fake.rest, { component: "c", host: "h", logger: quiet });
+  const stop = new AbortController();
+  const run = sender.run(stop.signal);
+  const claimName = "é".repeat(600); // 1200 bytes
+  sender.record({ ...failed, message: `claim ${claimName} failed` });
+  sender.record({ ...failed, message: "short" });
+  await drain(sender, run, stop);
+  const messages = fake.requests.map((request) => (request.body as { message: string }).message);
+  const long = messages.find((message) => message.startsWith("claim"));
+  strictEqual(new TextEncoder().encode(long).length <= 1024, true);
+  strictEqual(long?.endsWith("é [...]"), true, String(long?.slice(-20)));
+  strictEqual(messages.includes("short"), true);
 });
 
 Deno.test("EventSender writes up to four Events at once, and a repeat waits for its first write", async () => {
@@ -152,7 +196,7 @@ Deno.test("EventSender writes up to four Events at once, and a repeat waits for 
       inFlight--;
       return undefined as T;
     },
-    stream: () => Promise.resolve(),
+    stream: () => Promise.resolve("end" as const),
     close: () => {},
   };
   const sender = new EventSender(rest, { component: "c", host: "h", logger: quiet });

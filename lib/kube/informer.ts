@@ -1,70 +1,84 @@
 /**
  * A list-and-watch cache that never stops silently. It lists in pages,
  * trims every object on arrival, watches from the last resourceVersion with
- * bookmarks, relists on 410 Gone, restarts with backoff after any error, and
- * restarts a watch that has gone quiet for too long (the staleness watchdog).
- * There is no periodic resync: retries go through the work queues.
- * Handlers receive keys and the old/new trimmed objects, and must only
- * enqueue work.
+ * bookmarks, and restarts after anything else: an error, a 410 Gone (relist),
+ * a watch silent for longer than the idle timeout (relist: a server that
+ * went quiet may have held anything back), a stream that ended. Every restart
+ * but the normal end of a long-lived stream waits a jittered, capped backoff
+ * (lib/queue/backoff.ts), so that a thousand agents do not relist in the same
+ * instant after an API server restart. A stream that lived less than
+ * MIN_HEALTHY_STREAM_MS counts as a failure: a server that accepts watches and
+ * drops them at once is not healthy. health() tells readiness and the metrics
+ * what happened last. There is no periodic resync: retries go through the
+ * work queues. Handlers receive keys and the old/new trimmed objects, and
+ * must only enqueue work.
  */
-import type { Logger } from "../log/logger.ts";
-import { type BackoffBounds, exponentialDelay } from "../queue/backoff.ts";
+import { type BackoffBounds, jitteredDelay } from "../queue/backoff.ts";
 import { sleep } from "../runtime/sleep.ts";
 import { objectKey } from "../model/objects.ts";
-import { hasStatus } from "./rest_types.ts";
+import {
+  DEFAULT_WATCH_IDLE_TIMEOUT_MS,
+  type InformerHealth,
+  MIN_HEALTHY_STREAM_MS,
+  type RestartReason,
+} from "./informer_health.ts";
+import { hasStatus, KubeApiError, type StreamEnd } from "./rest_types.ts";
 import type { KubeRest } from "./rest.ts";
+import type { CacheChange, InformerOptions, ListPage, WatchEvent } from "./informer_types.ts";
 
-/** A change seen by the informer. */
-export interface CacheChange<T> {
-  key: string;
-  old: T | undefined;
-  new: T | undefined;
-}
-
-/** What to watch and how to keep it. */
-export interface InformerOptions<T> {
-  /** For logs, e.g. "persistentvolumeclaims". */
-  resource: string;
-  /** Collection path, e.g. "/api/v1/persistentvolumeclaims". */
-  path: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  /**
-   * Trims a raw API object to what the agent keeps; undefined means the
-   * object is of no interest and is not kept at all (for example a claim
-   * selected to another node). Its watch events still arrive, so an object
-   * that becomes interesting is picked up from its next event.
-   */
-  trim: (raw: RawObject) => T | undefined;
-  resourceVersionOf: (object: T) => string;
-  logger: Logger;
-  pageSize?: number;
-  /** Restart delays after errors: base·2^(failures-1), capped (client-go's reflector: 1 s to 30 s). */
-  backoff?: BackoffBounds;
-  /** A watch that delivers nothing (not even a bookmark) for this long is restarted. */
-  staleAfterMs?: number;
-  random?: () => number;
-}
-
-/** An object as the API server sends it: only metadata is assumed. */
-export interface RawObject {
-  metadata: { name: string; namespace?: string; resourceVersion?: string };
-  [field: string]: unknown;
-}
-
-interface WatchEvent {
-  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
-  object: RawObject & { code?: number; message?: string };
-}
+export type { CacheChange, InformerOptions, RawObject } from "./informer_types.ts";
 
 class GoneError extends Error {}
 
-interface ListPage {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: RawObject[];
+const MIN_WATCH_TIMEOUT_S = 300;
+const DEFAULT_BACKOFF: BackoffBounds = { baseMs: 1000, maxMs: 30_000 };
+
+/** How one pass of list-and-watch ended. */
+type Pass =
+  | { reason: "stream_end"; healthy: boolean }
+  | { reason: "idle_timeout" | "expired"; error?: undefined }
+  | { reason: "error"; error: unknown };
+
+/**
+ * How many failures in a row the backoff counts after a pass (0: none, go on
+ * at once). A watch that lasted was progress: the failure that ended it is a
+ * first one, not the next step of an escalation long over (client-go's
+ * backoff manager also forgets failures after a quiet period). A server that
+ * answers again after lost connections (back from a restart, still warming
+ * up: a 403 before its authorizer synced) starts the count over, once until
+ * the next progress. A 410 is an answer from a working server whose history
+ * moved on (its restart, a compaction): relist after the base delay; only
+ * 410s in a row escalate.
+ */
+class Escalation {
+  #failures = 0;
+  #previous: Pass | undefined;
+  #fresh = true;
+
+  next(pass: Pass, lasted: boolean): number {
+    const previous = this.#previous;
+    this.#previous = pass;
+    if (pass.reason === "stream_end" && pass.healthy) {
+      this.#fresh = true;
+      return (this.#failures = 0);
+    }
+    if (lasted) this.#fresh = true;
+    const back = previous !== undefined && isConnectionLoss(previous) && !isConnectionLoss(pass);
+    const firstGone = pass.reason === "expired" && previous?.reason !== "expired";
+    if (lasted || firstGone || (back && this.#fresh)) this.#failures = 0;
+    if (back) this.#fresh = false;
+    return ++this.#failures;
+  }
 }
 
-const MIN_WATCH_TIMEOUT_S = 300;
+/** The pass ended without any HTTP answer: refused, reset, timed out, or a watch that broke. */
+function isConnectionLoss(pass: Pass): boolean {
+  if (pass.reason !== "error") return false;
+  return !(pass.error instanceof KubeApiError || pass.error instanceof WatchEventError);
+}
+
+/** The server answered, in the watch stream, with something that ends the watch. */
+class WatchEventError extends Error {}
 
 /** The cache and its loop. */
 export class Informer<T> {
@@ -72,15 +86,28 @@ export class Informer<T> {
   readonly #options: InformerOptions<T>;
   readonly #store = new Map<string, T>();
   readonly #handlers: ((change: CacheChange<T>) => void)[] = [];
+  readonly #now: () => number;
   #resourceVersion = "";
   #synced = false;
-  #lastActivity = Date.now();
-  #restarts = 0;
+  #lastListAt: number | undefined;
+  #lastEventAt: number | undefined;
+  #openedAt: number | undefined;
+  /** The last pass's watch stayed open MIN_HEALTHY_STREAM_MS, however it ended. */
+  #lastStreamLasted = false;
+  #failingSince: number | undefined;
+  #lastError: string | undefined;
+  readonly #restarts: Record<RestartReason, number> = {
+    error: 0,
+    expired: 0,
+    idle_timeout: 0,
+    stream_end: 0,
+  };
   #started = false;
 
   constructor(rest: KubeRest, options: InformerOptions<T>) {
     this.#rest = rest;
     this.#options = options;
+    this.#now = options.now ?? Date.now;
   }
 
   /**
@@ -93,6 +120,10 @@ export class Informer<T> {
       throw new Error(`${this.#options.resource} informer: onChange() after run() has started`);
     }
     this.#handlers.push(handler);
+  }
+
+  get resource(): string {
+    return this.#options.resource;
   }
 
   get(key: string): T | undefined {
@@ -112,46 +143,132 @@ export class Informer<T> {
     return this.#synced;
   }
 
-  /** Milliseconds since the last list page or watch event (bookmarks included). */
-  idleMs(): number {
-    return Date.now() - this.#lastActivity;
-  }
-
-  /** Number of times the list/watch loop restarted after an error. */
-  get restarts(): number {
-    return this.#restarts;
+  /** The informer's state now. */
+  health(): InformerHealth {
+    const now = this.#now();
+    const openedAt = this.#openedAt;
+    // A stream open long enough is progress, even before it ends.
+    if (openedAt !== undefined && now - openedAt >= MIN_HEALTHY_STREAM_MS) {
+      this.#failingSince = undefined;
+    }
+    return {
+      resource: this.#options.resource,
+      synced: this.#synced,
+      up: openedAt !== undefined,
+      objects: this.#store.size,
+      ...(this.#lastListAt === undefined ? {} : { lastListAt: this.#lastListAt }),
+      ...(this.#lastEventAt === undefined ? {} : { lastEventAt: this.#lastEventAt }),
+      ...(this.#failingSince === undefined ? {} : { failingSince: this.#failingSince }),
+      ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
+      restarts: { ...this.#restarts },
+    };
   }
 
   /** Lists and watches until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     this.#started = true;
-    const backoff = this.#options.backoff ?? { baseMs: 1000, maxMs: 30_000 };
-    let failures = 0;
+    const backoff = this.#options.backoff ?? DEFAULT_BACKOFF;
+    const random = this.#options.random ?? Math.random;
+    const escalation = new Escalation();
     while (!signal.aborted) {
-      try {
-        if (this.#resourceVersion === "") await this.#relist(signal);
-        await this.#watch(signal);
-        failures = 0;
-      } catch (error) {
-        if (signal.aborted) break;
-        if (error instanceof GoneError || hasStatus(error, 410)) {
-          this.#options.logger.info(
-            { resource: this.#options.resource },
-            "Watch expired (410 Gone), relisting",
-          );
-          this.#resourceVersion = "";
-          continue;
-        }
-        failures++;
-        this.#restarts++;
-        const delay = exponentialDelay(failures - 1, backoff);
-        this.#options.logger.warn(
-          { resource: this.#options.resource, err: error, retryInMs: delay },
-          "List/watch failed, restarting",
-        );
-        await sleep(delay, signal);
-      }
+      const pass = await this.#pass(signal);
+      if (signal.aborted) break;
+      this.#restarts[pass.reason]++;
+      const failures = escalation.next(pass, this.#lastStreamLasted);
+      if (failures === 0) continue;
+      const delay = jitteredDelay(failures - 1, backoff, random);
+      this.#noteFailure(pass, delay);
+      await this.#backOff(delay, { signal, lostConnection: isConnectionLoss(pass) });
     }
+  }
+
+  /**
+   * Waits `delayMs`. After a lost connection (no HTTP answer at all), an
+   * answer the API server gives any other request of this client meanwhile
+   * (it is back from a restart) ends the wait early: the informer tries again
+   * after a base delay, jittered, instead of sitting out a backoff of up to
+   * 30 s while the agent could work. Not after an error status: that server
+   * was there and refused this informer.
+   */
+  async #backOff(delayMs: number, options: { signal: AbortSignal; lostConnection: boolean }) {
+    const { signal } = options;
+    const backoff = this.#options.backoff ?? DEFAULT_BACKOFF;
+    const answered = options.lostConnection ? this.#rest.answered?.() : undefined;
+    if (answered === undefined || delayMs <= backoff.baseMs) {
+      return void await sleep(delayMs, signal);
+    }
+    const early = new AbortController();
+    const stop = () => early.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    void answered.then(stop);
+    const slept = await sleep(delayMs, early.signal);
+    signal.removeEventListener("abort", stop);
+    if (slept || signal.aborted) return;
+    const retryInMs = Math.round(jitteredDelay(0, backoff, this.#options.random ?? Math.random));
+    this.#options.logger.info(
+      { resource: this.#options.resource, retryInMs },
+      "The API server answers again: retrying",
+    );
+    await sleep(retryInMs, signal);
+  }
+
+  /** One list (when needed) and one watch; how it ended. */
+  async #pass(signal: AbortSignal): Promise<Pass> {
+    try {
+      if (this.#resourceVersion === "") await this.#relist(signal);
+      const started = this.#now();
+      const end = await this.#watch(signal);
+      if (end === "idle") {
+        this.#resourceVersion = "";
+        return { reason: "idle_timeout" };
+      }
+      if (end === "broken") return { reason: "error", error: new Error("watch stream broke") };
+      return { reason: "stream_end", healthy: this.#now() - started >= MIN_HEALTHY_STREAM_MS };
+    } catch (error) {
+      if (error instanceof GoneError || hasStatus(error, 410)) {
+        this.#resourceVersion = "";
+        return { reason: "expired" };
+      }
+      return { reason: "error", error };
+    } finally {
+      const openedAt = this.#openedAt;
+      this.#lastStreamLasted = openedAt !== undefined &&
+        this.#now() - openedAt >= MIN_HEALTHY_STREAM_MS;
+      this.#openedAt = undefined;
+    }
+  }
+
+  #noteFailure(pass: Pass, retryInMs: number): void {
+    const { resource } = this.#options;
+    const delay = Math.round(retryInMs);
+    if (pass.reason === "expired") {
+      // Routine (the watch cache moved on): a relist, not a failure of the API server.
+      this.#options.logger.info(
+        { resource, retryInMs: delay },
+        "Watch expired (410 Gone), relisting",
+      );
+      return;
+    }
+    this.#failingSince ??= this.#now();
+    if (pass.reason === "idle_timeout") {
+      this.#lastError = `watch sent nothing for ${this.#idleTimeoutMs()} ms`;
+      this.#options.logger.warn(
+        { resource, idleMs: this.#idleTimeoutMs(), retryInMs: delay },
+        "Watch stalled (nothing received, not even a bookmark): relisting",
+      );
+      return;
+    }
+    this.#lastError = pass.reason === "error"
+      ? (pass.error as Error)?.message ?? String(pass.error)
+      : `watch ended after less than ${MIN_HEALTHY_STREAM_MS} ms`;
+    this.#options.logger.warn(
+      { resource, err: pass.reason === "error" ? pass.error : this.#lastError, retryInMs: delay },
+      "List/watch failed, restarting",
+    );
+  }
+
+  #idleTimeoutMs(): number {
+    return this.#options.idleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
   }
 
   async #relist(signal: AbortSignal): Promise<void> {
@@ -172,11 +289,13 @@ export class Informer<T> {
       }
       continueToken = page.metadata?.continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? "";
-      this.#lastActivity = Date.now();
     } while (continueToken !== undefined && !signal.aborted);
     this.#replace(seen);
     this.#resourceVersion = resourceVersion;
     this.#synced = true;
+    this.#lastListAt = this.#now();
+    this.#failingSince = undefined;
+    this.#lastError = undefined;
   }
 
   #replace(fresh: Map<string, T>): void {
@@ -195,17 +314,16 @@ export class Informer<T> {
     }
   }
 
-  async #watch(signal: AbortSignal): Promise<void> {
+  async #watch(signal: AbortSignal): Promise<StreamEnd> {
     const random = this.#options.random ?? Math.random;
     const timeoutSeconds = Math.floor(MIN_WATCH_TIMEOUT_S * (1 + random()));
-    const staleAfterMs = this.#options.staleAfterMs ?? 2 * timeoutSeconds * 1000;
     // Ends this one watch (not the informer) when an event says it must restart.
     const watchEnd = new AbortController();
     const stop = () => watchEnd.abort();
     signal.addEventListener("abort", stop, { once: true });
     let failure: Error | undefined;
     try {
-      await this.#rest.stream({
+      const end = await this.#rest.stream({
         method: "GET",
         path: this.#options.path,
         query: this.#selectors({
@@ -216,34 +334,40 @@ export class Informer<T> {
         }),
       }, {
         signal: watchEnd.signal,
-        inactivityMs: staleAfterMs,
+        inactivityMs: this.#idleTimeoutMs(),
+        onOpen: () => (this.#openedAt = this.#now()),
         onLine: (line) => {
           if (failure !== undefined) return;
           failure = this.#apply(line);
           if (failure !== undefined) watchEnd.abort();
         },
       });
+      if (failure !== undefined) throw failure;
+      return end;
     } catch (error) {
       // Aborting the request to end the watch surfaces as an error; the reason is `failure`.
-      if (failure === undefined && !signal.aborted) throw error;
+      if (failure !== undefined) throw failure;
+      if (signal.aborted) return "aborted";
+      throw error;
     } finally {
       signal.removeEventListener("abort", stop);
     }
-    if (failure !== undefined) throw failure;
   }
 
   /** Applies one watch event line; returns the error that must restart the watch, if any. */
   #apply(line: string): Error | undefined {
-    this.#lastActivity = Date.now();
+    this.#lastEventAt = this.#now();
     let event: WatchEvent;
     try {
       event = JSON.parse(line) as WatchEvent;
     } catch {
-      return new Error(`watch sent a line that is not JSON: ${line.slice(0, 200)}`);
+      return new WatchEventError(`watch sent a line that is not JSON: ${line.slice(0, 200)}`);
     }
     if (event.type === "ERROR") {
       if (event.object.code === 410) return new GoneError("watch expired");
-      return new Error(`watch error: ${event.object.message ?? JSON.stringify(event.object)}`);
+      return new WatchEventError(
+        `watch error: ${event.object.message ?? JSON.stringify(event.object)}`,
+      );
     }
     const resourceVersion = event.object.metadata?.resourceVersion;
     if (resourceVersion !== undefined && resourceVersion !== "") {

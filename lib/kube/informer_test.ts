@@ -1,12 +1,19 @@
 /**
  * The informer's loop against a scripted in-memory KubeRest (unit tests only):
  * paging, trimming, watch events, bookmarks, 410 Gone, restarts after errors
- * and the staleness bound handed to every watch.
+ * with jittered backoff, idle and short streams, the idle bound handed to
+ * every watch, and the health it reports.
  */
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { createLogger } from "../log/logger.ts";
 import { type CacheChange, Informer, type RawObject } from "./informer.ts";
-import { KubeApiError, type KubeRequest, type KubeRest, type StreamOptions } from "./rest.ts";
+import {
+  KubeApiError,
+  type KubeRequest,
+  type KubeRest,
+  type StreamEnd,
+  type StreamOptions,
+} from "./rest.ts";
 
 interface Item {
   name: string;
@@ -19,7 +26,8 @@ const raw = (item: Item): RawObject => ({
   keep: item.keep ?? true,
 });
 
-type WatchScript = (options: StreamOptions, request: KubeRequest) => Promise<void>;
+/** A watch: lines through options.onLine, then how it ended (default "end"). */
+type WatchScript = (options: StreamOptions, request: KubeRequest) => Promise<StreamEnd | void>;
 
 /** Lists answer from `pages` (the last list repeats); watches run the next script. */
 function scriptedRest(script: { lists: RawObject[][][]; watches: WatchScript[] }) {
@@ -49,11 +57,13 @@ function scriptedRest(script: { lists: RawObject[][][]; watches: WatchScript[] }
       seen.inactivity.push(options.inactivityMs);
       const next = script.watches.shift();
       if (next === undefined) {
+        options.onOpen?.();
         return new Promise((resolve) =>
-          options.signal.addEventListener("abort", () => resolve(), { once: true })
+          options.signal.addEventListener("abort", () => resolve("aborted"), { once: true })
         );
       }
-      return next(options, request);
+      options.onOpen?.();
+      return next(options, request).then((end) => end ?? "end");
     },
     close: () => {},
   };
@@ -62,7 +72,14 @@ function scriptedRest(script: { lists: RawObject[][][]; watches: WatchScript[] }
 
 const event = (type: string, item: Item) => JSON.stringify({ type, object: raw(item) });
 
-function informer(rest: KubeRest) {
+function informer(
+  rest: KubeRest,
+  overrides: {
+    backoff?: { baseMs: number; maxMs: number };
+    now?: () => number;
+    log?: (line: string) => void;
+  } = {},
+) {
   const changes: string[] = [];
   const cache = new Informer<{ name: string; rv: string }>(rest, {
     resource: "things",
@@ -72,16 +89,31 @@ function informer(rest: KubeRest) {
         ? undefined
         : { name: object.metadata.name, rv: object.metadata.resourceVersion ?? "" },
     resourceVersionOf: (object) => object.rv,
-    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
-    backoff: { baseMs: 5, maxMs: 20 },
-    staleAfterMs: 1234,
+    logger: createLogger({
+      verbosity: overrides.log ? 5 : 0,
+      format: "json",
+      sink: { write: (line) => overrides.log?.(line) },
+    }),
+    backoff: overrides.backoff ?? { baseMs: 5, maxMs: 20 },
+    idleTimeoutMs: 1234,
     pageSize: 2,
     random: () => 0,
+    ...(overrides.now ? { now: overrides.now } : {}),
   });
   cache.onChange((change: CacheChange<{ name: string; rv: string }>) =>
     changes.push(`${change.old ? (change.new ? "update" : "delete") : "add"} ${change.key}`)
   );
   return { cache, changes };
+}
+
+/** The delays the informer's "List/watch failed, restarting" lines announce, in order. */
+function failureRetries(): { retries: number[]; log: (line: string) => void } {
+  const retries: number[] = [];
+  const log = (line: string) => {
+    const record = JSON.parse(line);
+    if (record.msg === "List/watch failed, restarting") retries.push(record.retryInMs);
+  };
+  return { retries, log };
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -159,7 +191,7 @@ Deno.test("Informer applies watch events, follows bookmarks and resumes from the
     "the next watch starts after the bookmark",
   );
   strictEqual(seen.lists.length, 1, "a watch that ends normally is resumed, not relisted");
-  deepStrictEqual(seen.inactivity, [1234, 1234], "every watch has the staleness bound");
+  deepStrictEqual(seen.inactivity, [1234, 1234], "every watch has the idle bound");
   stop.abort();
   await running;
 });
@@ -188,7 +220,9 @@ Deno.test("Informer relists on 410 Gone and reports objects that vanished meanwh
   await until(() => seen.lists.length === 3);
   await until(() => seen.watches.length === 3);
   deepStrictEqual(changes, ["add ns/a", "add ns/b", "delete ns/a", "update ns/b"]);
-  strictEqual(cache.restarts, 0, "410 is a relist, not an error");
+  const health = cache.health();
+  deepStrictEqual([health.restarts.expired, health.restarts.error], [2, 0]);
+  strictEqual(health.failingSince, undefined, "410 is a relist, not a failure");
   stop.abort();
   await running;
 });
@@ -209,8 +243,202 @@ Deno.test("Informer restarts after an error with backoff and never stops on its 
   const stop = new AbortController();
   const running = cache.run(stop.signal);
   await until(() => seen.watches.length === 4);
-  strictEqual(cache.restarts, 3);
+  strictEqual(cache.health().restarts.error, 3);
   ok(cache.hasSynced(), "the cache stays usable while the watch restarts");
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer waits a jittered backoff before relisting after 410 Gone", async () => {
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [() => Promise.reject(new KubeApiError(410, "Expired", "too old"))],
+  });
+  // random() = 0 takes nothing off: the first retry waits the whole base delay.
+  const { cache } = informer(rest, { backoff: { baseMs: 200, maxMs: 1000 } });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 1);
+  const refused = performance.now();
+  await until(() => seen.lists.length === 2);
+  ok(performance.now() - refused >= 190, "the relist after 410 is not immediate");
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer relists after a watch that went idle, and reports the stall", async () => {
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [() => Promise.resolve("idle")],
+  });
+  const { cache } = informer(rest);
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.lists.length === 2 && seen.watches.length === 2);
+  const health = cache.health();
+  strictEqual(health.restarts.idle_timeout, 1);
+  strictEqual(health.failingSince, undefined, "the relist that followed succeeded");
+  strictEqual(seen.watches[1]?.query?.["resourceVersion"], "list-2", "watching from the new list");
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer counts a stream shorter than the healthy minimum as a failure", async () => {
+  let clock = 1_000_000;
+  const ends: number[] = [];
+  const short: WatchScript = () => {
+    ends.push(performance.now());
+    return Promise.resolve("end");
+  };
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [short, short, short, () => {
+      clock += 10_000; // this one lived the healthy minimum
+      return Promise.resolve("end");
+    }],
+  });
+  const { cache } = informer(rest, { backoff: { baseMs: 40, maxMs: 1000 }, now: () => clock });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 3);
+  let health = cache.health();
+  strictEqual(health.failingSince, 1_000_000, "failing since the first short stream");
+  ok(health.lastError?.includes("ended after less than 10000 ms"), String(health.lastError));
+  await until(() => seen.watches.length === 5);
+  // Backoff doubled between short streams: 40 ms, then 80 ms.
+  ok((ends[1] ?? 0) - (ends[0] ?? 0) >= 35 && (ends[2] ?? 0) - (ends[1] ?? 0) >= 75, `${ends}`);
+  health = cache.health();
+  strictEqual(health.restarts.stream_end, 4);
+  strictEqual(health.up, true, "the fifth watch is open");
+  clock += 10_000;
+  strictEqual(cache.health().failingSince, undefined, "an open stream that lived long is healthy");
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer starts its backoff over after a watch that lasted, however it ended", async () => {
+  let clock = 1_000_000;
+  const broken: WatchScript = () => Promise.reject(new Error("connection reset"));
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [broken, broken, () => {
+      clock += 10_000; // this one lived the healthy minimum, then broke
+      return Promise.reject(new Error("connection reset"));
+    }],
+  });
+  const { retries, log } = failureRetries();
+  const { cache } = informer(rest, { backoff: { baseMs: 10, maxMs: 1000 }, now: () => clock, log });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 4);
+  // 10, 20, then 10 again: the third failure came after a watch that lasted.
+  deepStrictEqual(retries, [10, 20, 10]);
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer relists after the base delay on a 410 that ends an escalation; 410s in a row escalate", async () => {
+  const broken: WatchScript = () => Promise.reject(new Error("connection refused"));
+  const gone: WatchScript = () => Promise.reject(new KubeApiError(410, "Expired", "too old"));
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [broken, broken, broken, gone, gone],
+  });
+  const retries: string[] = [];
+  const { cache } = informer(rest, {
+    backoff: { baseMs: 10, maxMs: 1000 },
+    log: (line) => {
+      const record = JSON.parse(line);
+      if (record.retryInMs !== undefined) retries.push(`${record.msg}: ${record.retryInMs}`);
+    },
+  });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 6);
+  deepStrictEqual(retries, [
+    "List/watch failed, restarting: 10",
+    "List/watch failed, restarting: 20",
+    "List/watch failed, restarting: 40",
+    // The server answered: the API server is back; relist soon.
+    "Watch expired (410 Gone), relisting: 10",
+    "Watch expired (410 Gone), relisting: 20",
+  ]);
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer waiting out a backoff after a lost connection retries soon once the API server answers another request", async () => {
+  const broken: WatchScript = () => Promise.reject(new Error("ECONNREFUSED"));
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: Array.from({ length: 10 }, () => broken),
+  });
+  const back = Promise.withResolvers<void>();
+  const lines: string[] = [];
+  // Delays 2, 4, ... 512 ms, then 1024 ms after the tenth refusal.
+  const { cache } = informer({ ...rest, answered: () => back.promise }, {
+    backoff: { baseMs: 2, maxMs: 60_000 },
+    log: (line) => lines.push(JSON.parse(line).msg),
+  });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 10);
+  await new Promise((resolve) => setTimeout(resolve, 20)); // into the 1024 ms wait
+  const answeredAt = performance.now();
+  back.resolve(); // e.g. the PV saver's retry got an answer
+  await until(() => seen.watches.length === 11);
+  const waited = performance.now() - answeredAt;
+  ok(waited < 800, `retried ${waited} ms after the answer, not after the 1024 ms backoff`);
+  ok(lines.includes("The API server answers again: retrying"), lines.join("\n"));
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer starts its backoff over once when the server answers again after lost connections", async () => {
+  const lost: WatchScript = () => Promise.reject(new Error("ECONNREFUSED"));
+  const forbidden: WatchScript = () =>
+    Promise.reject(new KubeApiError(403, "Forbidden", "cannot watch (authorizer warming up)"));
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [lost, lost, lost, forbidden, forbidden, lost, forbidden],
+  });
+  const { retries, log } = failureRetries();
+  const { cache } = informer(rest, { backoff: { baseMs: 2, maxMs: 1000 }, log });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 8);
+  // Lost 2, 4, 8; the server answers (403): 2, then 4; lost 8, answered again: no second reset, 16.
+  deepStrictEqual(retries, [2, 4, 8, 2, 4, 8, 16]);
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer health(): last list, last event, failing since the first error, up", async () => {
+  let clock = 5_000;
+  let failList = true;
+  const { rest, seen } = scriptedRest({ lists: [[[raw({ name: "a", rv: "1" })]]], watches: [] });
+  const request = rest.request.bind(rest);
+  rest.request = <T>(req: KubeRequest) => {
+    if (failList) return Promise.reject(new Error("connection refused"));
+    return request<T>(req);
+  };
+  const { cache } = informer(rest, { now: () => clock });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => cache.health().restarts.error >= 2);
+  let health = cache.health();
+  deepStrictEqual(
+    [health.synced, health.up, health.failingSince, health.lastError],
+    [false, false, 5_000, "connection refused"],
+  );
+  clock = 9_000;
+  failList = false;
+  await until(() => seen.watches.length === 1);
+  health = cache.health();
+  deepStrictEqual(
+    [health.synced, health.up, health.failingSince, health.lastListAt, health.objects],
+    [true, true, undefined, 9_000, 1],
+  );
   stop.abort();
   await running;
 });

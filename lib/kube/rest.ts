@@ -16,10 +16,10 @@
 import { type Priority, TokenBucket } from "../queue/token_bucket.ts";
 import { type TlsFetch, tlsFetch } from "../runtime/platform.ts";
 import type { KubeCredentials } from "./credentials.ts";
-import { fetchJson, fetchLines } from "./rest_fetch.ts";
-import type { StreamOptions } from "./rest_types.ts";
+import { fetchJson, fetchLines, HEADER_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from "./rest_fetch.ts";
+import { KubeApiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
 
-export { hasStatus, KubeApiError, type StreamOptions } from "./rest_types.ts";
+export { hasStatus, KubeApiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
 
 /** One API request. */
 export interface KubeRequest {
@@ -43,12 +43,22 @@ export interface KubeRequest {
 /** The REST surface the rest of lib/kube uses. */
 export interface KubeRest {
   request<T>(request: KubeRequest): Promise<T>;
-  /** GETs a streaming path (watch); resolves when the stream ends, rejects with KubeApiError on a non-200. */
-  stream(request: KubeRequest, options: StreamOptions): Promise<void>;
+  /**
+   * GETs a streaming path (watch); resolves with how the stream ended, rejects
+   * with KubeApiError on a non-200 and with RequestTimeoutError without headers.
+   */
+  stream(request: KubeRequest, options: StreamOptions): Promise<StreamEnd>;
+  /**
+   * Resolves when the API server next answers a request of this client
+   * (success, or an error status below 500 other than 429: the server is
+   * there and serving); a retry loop waiting out a backoff after a lost
+   * connection may take it as the sign to try again now.
+   */
+  answered?(): Promise<void>;
   close(): void;
 }
 
-const REQUEST_TIMEOUT_MS = 60_000;
+const TIMEOUTS = { headerTimeoutMs: HEADER_TIMEOUT_MS, timeoutMs: REQUEST_TIMEOUT_MS };
 
 /** How a client is made. */
 export interface KubeRestOptions {
@@ -83,16 +93,45 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
       signal: request.signal,
     };
   };
+  const answers = new Answers();
+  const heard = (error: unknown) => {
+    if (error instanceof KubeApiError && error.status < 500 && error.status !== 429) answers.fire();
+    throw error;
+  };
   return {
-    request: async <T>(request: KubeRequest) =>
-      await fetchJson(await prepare(request), REQUEST_TIMEOUT_MS) as T,
-    stream: async (request, streamOptions) =>
-      await fetchLines(await prepare({ ...request, signal: streamOptions.signal }), streamOptions),
+    request: async <T>(request: KubeRequest) => {
+      const answer = await fetchJson(await prepare(request), TIMEOUTS).catch(heard) as T;
+      answers.fire();
+      return answer;
+    },
+    stream: async (request, streamOptions) => {
+      const onOpen = () => {
+        answers.fire();
+        streamOptions.onOpen?.();
+      };
+      const prepared = await prepare({ ...request, signal: streamOptions.signal });
+      return await fetchLines(prepared, { ...streamOptions, onOpen }).catch(heard);
+    },
+    answered: () => answers.next(),
     close: () => {
       bucket.close();
       transport.close();
     },
   };
+}
+
+/** A signal that fires at each answer: next() resolves at the next one. */
+class Answers {
+  #next = Promise.withResolvers<void>();
+
+  fire(): void {
+    this.#next.resolve();
+    this.#next = Promise.withResolvers<void>();
+  }
+
+  next(): Promise<void> {
+    return this.#next.promise;
+  }
 }
 
 /** The server's base path, the request's path and its query string. */

@@ -2,9 +2,15 @@
  * The REST client's one transport: the runtime's native fetch, with the TLS
  * settings bound to the fetch function (lib/runtime/platform.ts tlsFetch()).
  * One request with a JSON answer, or one streaming GET split into lines.
+ *
+ * Every request and every watch is bounded before its answer starts: fetch
+ * cannot tell connecting from waiting, so one timer covers both (connect,
+ * TLS, and the server's response headers); a request then has an overall
+ * deadline, a watch its inactivity bound. Without them a frozen API server
+ * or a dead path holds a worker or an informer forever.
  */
 import type { FetchLike } from "../runtime/platform.ts";
-import { apiError, type StreamOptions } from "./rest_types.ts";
+import { apiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
 
 /** One request, ready for fetch. */
 export interface FetchParts {
@@ -16,12 +22,41 @@ export interface FetchParts {
   signal: AbortSignal | undefined;
 }
 
+/**
+ * Connect, TLS and response headers of any request or watch. kube-apiserver
+ * answers a request within its own --request-timeout (1 min) and sends a
+ * watch's headers at once, so half a minute without headers means a server
+ * or a path that is not coming back for this request.
+ */
+export const HEADER_TIMEOUT_MS = 30_000;
+/** A whole request: kube-apiserver's own --request-timeout default. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
+/** The bounds of one request. */
+export interface RequestTimeouts {
+  /** Connect, TLS and the response headers together. */
+  headerTimeoutMs: number;
+  /** The whole request, body included. */
+  timeoutMs: number;
+}
+
+/** Why a request was cut short by its own bound (the caller's abort keeps its own reason). */
+export class RequestTimeoutError extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what} within ${ms} ms`);
+    this.name = "RequestTimeoutError";
+  }
+}
+
 /** One request whose answer is JSON (or empty); non-2xx rejects with KubeApiError. */
-export async function fetchJson(parts: FetchParts, timeoutMs: number): Promise<unknown> {
-  // One timer per request, cleared with the answer (AbortSignal.timeout would
+export async function fetchJson(parts: FetchParts, timeouts: RequestTimeouts): Promise<unknown> {
+  // One timer per bound, cleared with the answer (AbortSignal.timeout would
   // leave thousands of 60 s timers pending in a burst).
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error("request timed out")), timeoutMs);
+  const expire = (what: string, ms: number) =>
+    setTimeout(() => controller.abort(new RequestTimeoutError(what, ms)), ms);
+  const total = expire("request timed out: no complete answer", timeouts.timeoutMs);
+  const headers = expire("request timed out: no response headers", timeouts.headerTimeoutMs);
   const abort = () => controller.abort(parts.signal?.reason);
   parts.signal?.addEventListener("abort", abort, { once: true });
   try {
@@ -32,44 +67,66 @@ export async function fetchJson(parts: FetchParts, timeoutMs: number): Promise<u
       ...(parts.body === undefined ? {} : { body: parts.body }),
       signal: controller.signal,
     });
+    clearTimeout(headers);
     const text = await response.text();
     if (response.status < 200 || response.status >= 300) throw apiError(response.status, text);
     return text === "" ? undefined : JSON.parse(text);
+  } catch (error) {
+    throw controller.signal.reason instanceof RequestTimeoutError
+      ? controller.signal.reason
+      : error;
   } finally {
-    clearTimeout(timer);
+    clearTimeout(total);
+    clearTimeout(headers);
     parts.signal?.removeEventListener("abort", abort);
   }
 }
 
 /**
  * A streaming GET (watch): lines as they arrive. Errors before the answer
- * reject; once it streams, any end (the server's, an error, no byte for
- * inactivityMs, the caller's abort) resolves: the informer then starts a new
- * watch from the last resourceVersion.
+ * (no headers within headerTimeoutMs included) reject; once it streams, any
+ * end resolves with how it ended: "end" (the server closed it), "idle" (no
+ * byte for inactivityMs), "broken" (reset), "aborted" (the caller's signal).
  */
-export async function fetchLines(parts: FetchParts, options: StreamOptions): Promise<void> {
+export async function fetchLines(parts: FetchParts, options: StreamOptions): Promise<StreamEnd> {
   const controller = new AbortController();
+  let idle = false;
   const abort = () => controller.abort();
   options.signal.addEventListener("abort", abort, { once: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  const headerTimeoutMs = options.headerTimeoutMs ?? HEADER_TIMEOUT_MS;
+  let timer: ReturnType<typeof setTimeout> | undefined = setTimeout(
+    () =>
+      controller.abort(new RequestTimeoutError("watch got no response headers", headerTimeoutMs)),
+    headerTimeoutMs,
+  );
   try {
     if (options.signal.aborted) abort();
     const response = await parts.fetch(parts.url, {
       method: "GET",
       headers: parts.headers,
       signal: controller.signal,
+    }).catch((error) => {
+      throw controller.signal.reason instanceof RequestTimeoutError
+        ? controller.signal.reason
+        : error;
     });
     if (response.status !== 200 || response.body === null) {
       const text = await response.text();
       if (response.status < 200 || response.status >= 300) throw apiError(response.status, text);
-      return;
+      return "end";
     }
+    options.onOpen?.();
     const arm = () => {
       clearTimeout(timer);
-      timer = setTimeout(abort, options.inactivityMs);
+      timer = setTimeout(() => {
+        idle = true;
+        abort();
+      }, options.inactivityMs);
     };
     arm();
-    await readLines(response.body, { onLine: options.onLine, onChunk: arm });
+    const end = await readLines(response.body, { onLine: options.onLine, onChunk: arm });
+    if (options.signal.aborted) return "aborted";
+    return idle ? "idle" : end;
   } finally {
     clearTimeout(timer);
     options.signal.removeEventListener("abort", abort);
@@ -79,7 +136,7 @@ export async function fetchLines(parts: FetchParts, options: StreamOptions): Pro
 async function readLines(
   body: ReadableStream<Uint8Array>,
   handlers: { onLine: (line: string) => void; onChunk: () => void },
-): Promise<void> {
+): Promise<"end" | "broken"> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let pending = "";
@@ -87,7 +144,8 @@ async function readLines(
     for (;;) {
       const chunk = await reader.read().catch(() => undefined);
       // undefined: the stream broke (reset, inactivity, abort); the caller starts a new watch.
-      if (chunk === undefined || chunk.done) return;
+      if (chunk === undefined) return "broken";
+      if (chunk.done) return "end";
       const { value } = chunk;
       handlers.onChunk();
       pending += decoder.decode(value, { stream: true });

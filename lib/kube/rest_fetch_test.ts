@@ -1,7 +1,9 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import type { FetchLike } from "../runtime/platform.ts";
-import { fetchJson, fetchLines, type FetchParts } from "./rest_fetch.ts";
+import { fetchJson, fetchLines, type FetchParts, RequestTimeoutError } from "./rest_fetch.ts";
 import { KubeApiError } from "./rest_types.ts";
+
+const T = { headerTimeoutMs: 1000, timeoutMs: 1000 };
 
 function parts(fetch: FetchLike, signal?: AbortSignal): FetchParts {
   return { fetch, url: "https://api/x", method: "GET", headers: {}, body: undefined, signal };
@@ -24,8 +26,8 @@ function streamingFetch(chunks: string[], options: { end: boolean }): FetchLike 
 
 Deno.test("fetchJson() parses the answer, gives undefined for an empty one", async () => {
   const answer = (text: string) => () => Promise.resolve(new Response(text, { status: 200 }));
-  deepStrictEqual(await fetchJson(parts(answer('{"kind":"Pod"}')), 1000), { kind: "Pod" });
-  strictEqual(await fetchJson(parts(answer("")), 1000), undefined);
+  deepStrictEqual(await fetchJson(parts(answer('{"kind":"Pod"}')), T), { kind: "Pod" });
+  strictEqual(await fetchJson(parts(answer("")), T), undefined);
 });
 
 Deno.test("fetchJson() turns a non-2xx Status into KubeApiError with its reason", async () => {
@@ -35,7 +37,7 @@ Deno.test("fetchJson() turns a non-2xx Status into KubeApiError with its reason"
         status: 409,
       }),
     );
-  await rejects(fetchJson(parts(conflict), 1000), (error: unknown) => {
+  await rejects(fetchJson(parts(conflict), T), (error: unknown) => {
     strictEqual(error instanceof KubeApiError, true);
     strictEqual((error as KubeApiError).reason, "AlreadyExists");
     strictEqual((error as KubeApiError).status, 409);
@@ -76,7 +78,7 @@ Deno.test("fetchLines() resolves when the caller aborts an open stream", async (
     inactivityMs: 60_000,
   });
   setTimeout(() => caller.abort(), 20);
-  strictEqual(await done, undefined);
+  strictEqual(await done, "aborted");
 });
 
 Deno.test("fetchLines() rejects a refused watch with KubeApiError (410 Gone)", async () => {
@@ -92,10 +94,70 @@ Deno.test("fetchLines() rejects a refused watch with KubeApiError (410 Gone)", a
   );
 });
 
-Deno.test("fetchJson() gives up on an answer slower than the timeout", async () => {
-  const never: FetchLike = (_url, init) =>
-    new Promise((_resolve, reject) =>
-      init.signal?.addEventListener("abort", () => reject(init.signal?.reason))
-    );
-  await rejects(fetchJson(parts(never), 30), /request timed out/);
+/** A server that accepts the connection and never answers (a frozen API server). */
+const never: FetchLike = (_url, init) =>
+  new Promise((_resolve, reject) =>
+    init.signal?.addEventListener("abort", () => reject(new Error("aborted by the caller")))
+  );
+
+Deno.test("fetchJson() gives up on response headers slower than the header timeout", async () => {
+  await rejects(
+    fetchJson(parts(never), { headerTimeoutMs: 30, timeoutMs: 60_000 }),
+    (error: unknown) =>
+      error instanceof RequestTimeoutError &&
+      error.message === "request timed out: no response headers within 30 ms",
+  );
+});
+
+Deno.test("fetchJson() gives up on a body slower than the overall timeout", async () => {
+  const slowBody: FetchLike = (_url, init) => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        init.signal?.addEventListener("abort", () => controller.error(new Error("aborted")));
+      },
+    });
+    return Promise.resolve(new Response(body, { status: 200 }));
+  };
+  await rejects(
+    fetchJson(parts(slowBody), { headerTimeoutMs: 1000, timeoutMs: 40 }),
+    /request timed out: no complete answer within 40 ms/,
+  );
+});
+
+Deno.test("fetchLines() gives up on a watch whose headers never come", async () => {
+  const started = performance.now();
+  await rejects(
+    fetchLines(parts(never), {
+      signal: new AbortController().signal,
+      onLine: () => {},
+      inactivityMs: 60_000,
+      headerTimeoutMs: 40,
+    }),
+    /watch got no response headers within 40 ms/,
+  );
+  strictEqual(performance.now() - started < 2_000, true);
+});
+
+Deno.test("fetchLines() says how an open stream ended: end, idle, aborted", async () => {
+  const options = (signal: AbortSignal, inactivityMs: number) => ({
+    signal,
+    onLine: () => {},
+    inactivityMs,
+  });
+  const open = new AbortController().signal;
+  strictEqual(
+    await fetchLines(parts(streamingFetch(["{}\n"], { end: true })), options(open, 1000)),
+    "end",
+  );
+  strictEqual(
+    await fetchLines(parts(streamingFetch([], { end: false })), options(open, 30)),
+    "idle",
+  );
+  const caller = new AbortController();
+  const aborted = fetchLines(
+    parts(streamingFetch([], { end: false })),
+    options(caller.signal, 60_000),
+  );
+  setTimeout(() => caller.abort(), 20);
+  strictEqual(await aborted, "aborted");
 });

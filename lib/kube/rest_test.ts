@@ -129,3 +129,22 @@ Deno.test("requests take a token from the budget; unmetered ones do not, a cance
     deepStrictEqual(seen.map((request) => request.url), ["/base/a", "/base/b"]);
   });
 });
+
+Deno.test("answered() resolves at the next answer, a refusal below 500 included; not at a 503", async () => {
+  const statuses = [503, 404];
+  const answer = () => Response.json({ kind: "Status" }, { status: statuses.shift() ?? 200 });
+  await withServer(answer, async (rest) => {
+    const settled = async (promise: Promise<void>) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, 50, false)));
+      const answer = await Promise.race([promise.then(() => true), late]);
+      clearTimeout(timer);
+      return answer;
+    };
+    const first = rest.answered!();
+    await rejects(rest.request({ method: "GET", path: "/api/v1/nodes" }), { status: 503 });
+    strictEqual(await settled(first), false, "a 503 is no sign the server is back");
+    await rejects(rest.request({ method: "GET", path: "/api/v1/nodes" }), { status: 404 });
+    strictEqual(await settled(first), true, "a 404 is an answer");
+  });
+});

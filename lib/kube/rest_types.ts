@@ -25,9 +25,16 @@ export function hasStatus(error: unknown, status: number): boolean {
 export interface StreamOptions {
   signal: AbortSignal;
   onLine: (line: string) => void;
+  /** Called once the response headers (200) arrived: the stream is open. */
+  onOpen?: () => void;
   /** The stream is ended when no byte arrives for this long (the server sends bookmarks). */
   inactivityMs: number;
+  /** Connect, TLS and the response headers together must take less than this (default 30 s). */
+  headerTimeoutMs?: number;
 }
+
+/** How an open stream ended: the server closed it, it went idle, it broke, or the caller aborted. */
+export type StreamEnd = "end" | "idle" | "broken" | "aborted";
 
 /** The KubeApiError of a non-2xx answer, with the reason and message of its Status body. */
 export function apiError(status: number, text: string): KubeApiError {

@@ -21,3 +21,22 @@ export interface EventRecord {
   reason: string;
   message: string;
 }
+
+/**
+ * The longest Event message written, in UTF-8 bytes: kube-apiserver's own
+ * limit on an Event's note (NoteLengthLimit, pkg/apis/core/validation/events.go).
+ * Messages embed claim fields and driver errors of any length; a longer one
+ * is cut and says so.
+ */
+export const EVENT_MESSAGE_MAX_BYTES = 1024;
+const CUT_MARK = " [...]";
+
+/** The message, cut to EVENT_MESSAGE_MAX_BYTES bytes (on a character boundary) when longer. */
+export function capEventMessage(message: string): string {
+  const bytes = new TextEncoder().encode(message);
+  if (bytes.length <= EVENT_MESSAGE_MAX_BYTES) return message;
+  const room = EVENT_MESSAGE_MAX_BYTES - CUT_MARK.length;
+  // A character cut in half decodes to U+FFFD: drop it.
+  const head = new TextDecoder().decode(bytes.subarray(0, room)).replace(/\uFFFD+$/, "");
+  return `${head}${CUT_MARK}`;
+}

@@ -48,7 +48,10 @@ export class ProvisionController {
   constructor(deps: ProvisionControllerDeps, options: ProvisionControllerOptions) {
     this.#deps = deps;
     this.#options = options;
-    this.#slow = new SlowSet({ retentionMs: options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS });
+    this.#slow = new SlowSet({
+      retentionMs: options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS,
+      ...(deps.metrics.slowSet ? { observer: deps.metrics.slowSet } : {}),
+    });
     this.#settler = new Settler({
       ...deps,
       classes: deps.caches.classes,

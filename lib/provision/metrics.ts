@@ -5,10 +5,15 @@
  * (an ignored claim is not a failure).
  */
 import { Counter, Histogram, type Registry } from "prom-client";
+import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import type { ProvisionLabels, ProvisionMetrics } from "./ports.ts";
+import { SLOW_SET_LIMIT } from "./slow_set.ts";
 
 /** Creates the provisioning metrics in `registry`. */
-export function createProvisionMetrics(registry: Registry): ProvisionMetrics {
+export function createProvisionMetrics(
+  registry: Registry,
+  bounds?: BoundFactory,
+): ProvisionMetrics {
   const labelNames = ["class", "source"] as const;
   const total = new Counter({
     name: "controller_persistentvolumeclaim_provision_total",
@@ -37,5 +42,6 @@ export function createProvisionMetrics(registry: Registry): ProvisionMetrics {
       duration.observe({ ...labels }, seconds);
     },
     failed: (labels: ProvisionLabels) => failed.inc({ ...labels }),
+    ...(bounds ? { slowSet: bounds("infeasible_claims", SLOW_SET_LIMIT) } : {}),
   };
 }

@@ -19,6 +19,7 @@ import type {
   VolumeSnapshotContent,
 } from "../model/objects.ts";
 import type { EventRecord } from "../model/events.ts";
+import type { BoundObserver } from "../queue/bounded.ts";
 import type { Intent, IntentOutcome } from "./intent.ts";
 
 /** A read-only cache (an informer store). */
@@ -129,6 +130,8 @@ export interface ProvisionLabels {
 export interface ProvisionMetrics {
   succeeded(labels: ProvisionLabels, seconds: number): void;
   failed(labels: ProvisionLabels): void;
+  /** Reports the size of the infeasible slow set (csi_node_provisioner_bounded_*). */
+  slowSet?: BoundObserver;
 }
 
 /** Records Events (written in the background, never holding up the caller). */

@@ -26,7 +26,9 @@ import type {
 import type { Logger } from "../log/logger.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { retryQueue, runPool } from "../queue/pool.ts";
+import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import { type Synced, waitForSync } from "../runtime/synced.ts";
 import { defaultControllerRateLimiter } from "../queue/rate_limiters.ts";
 import { WorkQueue } from "../queue/work_queue.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
@@ -46,9 +48,9 @@ import type { PublishedCapacities, RaceApi } from "./race_ports.ts";
 export interface ProvisioningParts {
   config: Config;
   driver: DriverInfo;
-  claims: WatchedLookup<Claim>;
-  classes: WatchedLookup<StorageClass>;
-  volumes: ListedLookup<PersistentVolume>;
+  claims: WatchedLookup<Claim> & Synced;
+  classes: WatchedLookup<StorageClass> & Synced;
+  volumes: ListedLookup<PersistentVolume> & Synced;
   api: ProvisionApi & RaceApi & Discovery;
   sources: DataSourceApi;
   csi: ProvisionCsi & CapacityCheckCsi;
@@ -62,13 +64,15 @@ export interface ProvisioningParts {
   journal: Journal;
   registry: Registry;
   queues: WorkQueueMetrics;
+  /** Observers of the bounded memos (csi_node_provisioner_bounded_*). */
+  bounds?: BoundFactory;
   logger: Logger;
 }
 
 /**
  * Builds provisioning and registers its informer handlers (before the
- * informers run); returns the start of its workers, for once the caches
- * have synced.
+ * informers run); returns the start of its workers, which wait until every
+ * cache they read (claims, classes, PVs) has listed once.
  */
 export async function startProvisioning(
   parts: ProvisioningParts,
@@ -111,7 +115,7 @@ export async function startProvisioning(
     sources: parts.sources,
     csi: parts.csi,
     events: parts.events,
-    metrics: createProvisionMetrics(parts.registry),
+    metrics: createProvisionMetrics(parts.registry, parts.bounds),
     saver,
     journal: parts.journal,
     logger: logger.child({ component: "provision" }),
@@ -137,14 +141,20 @@ export async function startProvisioning(
       );
     }
     for (const key of recovered) queue.add(key);
-    life.track(saver.run(life.halt.signal).finally(() => saveQueue.shutDown()), { final: true });
-    life.track(runPool(queue, {
-      workers: config.workerThreads,
-      handle: (key, signal) => controller.sync(key, signal),
-      stop: life.shutdown.signal,
-      halt: life.halt.signal,
-      logger: logger.child({ component: "claims" }),
-    }));
+    life.track(saver.run(life.halt.signal).finally(() => saveQueue.shutDown()), {
+      final: true,
+      name: "PV saver",
+    });
+    const run = () =>
+      runPool(queue, {
+        gate: () => waitForSync([claims, classes, parts.volumes], life.shutdown.signal),
+        workers: config.workerThreads,
+        handle: (key, signal) => controller.sync(key, signal),
+        stop: life.shutdown.signal,
+        halt: life.halt.signal,
+        logger: logger.child({ component: "claims" }),
+      });
+    life.track(run(), { name: "claim workers" });
   };
 }
 

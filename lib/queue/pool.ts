@@ -28,14 +28,27 @@ export interface PoolOptions {
   /** The hard stop: handlers in flight are cancelled. */
   halt: AbortSignal;
   logger: WorkerLogger;
+  /**
+   * The start gate, e.g. every cache the handler reads has listed once
+   * (runtime/synced.ts waitForSync); false: stopped before it opened.
+   */
+  gate?: () => Promise<boolean>;
 }
 
-/** Runs the workers until the soft stop, then shuts the queue down (dropping delayed retries). */
-export function runPool(queue: WorkQueue, options: PoolOptions): Promise<void> {
-  return runWorkers(queue, {
-    workers: options.workers,
-    signal: options.stop,
-    logger: options.logger,
-    handle: (key) => options.handle(key, options.halt),
-  }).finally(() => queue.shutDown());
+/**
+ * Runs the workers, once the start gate opens, until the soft
+ * stop; then shuts the queue down (dropping delayed retries).
+ */
+export async function runPool(queue: WorkQueue, options: PoolOptions): Promise<void> {
+  try {
+    if (options.gate && !(await options.gate())) return;
+    await runWorkers(queue, {
+      workers: options.workers,
+      signal: options.stop,
+      logger: options.logger,
+      handle: (key) => options.handle(key, options.halt),
+    });
+  } finally {
+    queue.shutDown();
+  }
 }

@@ -16,6 +16,9 @@ export class Lifecycle {
   readonly #logger: Logger;
   readonly #loops: Promise<void>[] = [];
   readonly #finalLoops: Promise<void>[] = [];
+  /** Loops that ended before any stop was asked for: liveness fails on them. */
+  readonly #ended: string[] = [];
+  #running = 0;
   readonly #closers: (() => void | Promise<void>)[] = [];
 
   constructor(logger: Logger) {
@@ -25,9 +28,24 @@ export class Lifecycle {
   /**
    * Awaits a loop on the way out. Loops end on the soft stop; `final` loops
    * (events, PV saves) end on the hard stop, so they finish what the others left.
+   * A loop that ends before any stop (it returned or threw: a bug) is
+   * remembered by its `name`, and liveness fails: a restart is the remedy.
    */
-  track(loop: Promise<void>, options: { final?: boolean } = {}): void {
-    (options.final ? this.#finalLoops : this.#loops).push(loop);
+  track(loop: Promise<void>, options: { final?: boolean; name?: string } = {}): void {
+    const name = options.name ?? `loop ${this.#loops.length + this.#finalLoops.length + 1}`;
+    this.#running++;
+    const ended = (error?: unknown) => {
+      this.#running--;
+      if (this.shutdown.signal.aborted) return;
+      this.#ended.push(name);
+      this.#logger.error({ loop: name, err: error }, "A loop of the agent ended on its own");
+    };
+    (options.final ? this.#finalLoops : this.#loops).push(loop.then(() => ended(), ended));
+  }
+
+  /** Loops running now, and those that ended before any stop was asked for. */
+  loops(): { running: number; ended: readonly string[] } {
+    return { running: this.#running, ended: this.#ended };
   }
 
   /** Runs on the way out, after every loop ended, in reverse order of registration. */

@@ -71,6 +71,8 @@ export interface ClusterOptions {
    * DIR/logs/audit.log (RunningCluster.auditLogPath). Default off.
    */
   auditLog?: AuditLogOptions;
+  /** Extra kube-apiserver flags, e.g. `--watch-cache=false` (watches then read etcd directly). */
+  apiServerArgs?: string[];
   /**
    * VolumeSnapshot CRDs, snapshot-controller and a csi-snapshotter per node
    * (snapshots.ts); hostpath driver only. Default false. "later": built but
@@ -115,6 +117,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
       dir,
       ...(options.verbosity === undefined ? {} : { verbosity: options.verbosity }),
       ...(options.auditLog ? { auditLog: options.auditLog } : {}),
+      ...(options.apiServerArgs ? { apiServerArgs: options.apiServerArgs } : {}),
       ...(signal ? { signal } : {}),
     });
     const cluster = new RunningCluster({

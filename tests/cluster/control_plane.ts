@@ -47,6 +47,8 @@ export interface ControlPlaneOptions {
   verbosity?: number;
   /** Turns kube-apiserver's audit log on (see audit.ts). Default off. */
   auditLog?: AuditLogOptions;
+  /** Extra kube-apiserver flags. */
+  apiServerArgs?: string[];
   signal?: AbortSignal;
 }
 
@@ -91,7 +93,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const { server, caPem, apiserver } = await startApiserver(options, {
     pki,
     etcdUrl,
-    extraArgs: audit?.args ?? [],
+    extraArgs: [...(audit?.args ?? []), ...(options.apiServerArgs ?? [])],
   });
   mark("kube-apiserver");
   const adminKubeconfigPath = await writeKubeconfig(join(dir, "kubeconfig"), {

@@ -71,6 +71,43 @@ Deno.test("kube-apiserver and etcd stop, restart and freeze; the stalling proxy 
       await answered.body?.cancel();
     });
 
+    await t.step("a stall of the watches open now silences them; later watches pass", async () => {
+      const open = await http.get(proxy.url, "/api/v1/namespaces?watch=true", {
+        timeoutMs: 60_000,
+      });
+      const events = open.body!.getReader();
+      await events.read(); // the ADDED events of the namespaces that exist
+      const stall = proxy.stall({ request: isWatch, connections: "open" });
+      assert.equal(stall.connections.size, 1, "the one watch open now");
+      const later = await http.get(proxy.url, "/api/v1/namespaces?watch=true", {
+        timeoutMs: 5_000,
+      });
+      strictStatus(later.status, 200);
+      const laterEvents = later.body!.getReader();
+      await cluster.kubectl(["create", "namespace", "stall-open"]);
+      // The later watch sees the new namespace; the silenced one does not.
+      for (;;) {
+        const chunk = await laterEvents.read();
+        if (new TextDecoder().decode(chunk.value).includes("stall-open")) break;
+      }
+      // What the silenced watch delivers within a second: what it had before, not the new one.
+      let seen = "";
+      const reading = (async () => {
+        for (;;) {
+          const chunk = await events.read();
+          if (chunk.done) return;
+          seen += new TextDecoder().decode(chunk.value);
+        }
+      })().catch(() => {});
+      await delay(1000);
+      const silent = seen.includes("stall-open") ? "data" : "silent";
+      assert.equal(silent, "silent");
+      stall.release();
+      await laterEvents.cancel();
+      await events.cancel();
+      await reading;
+    });
+
     await t.step(
       "frozen, kube-apiserver accepts but never answers; thawed, it serves",
       async () => {

@@ -27,9 +27,12 @@ export interface StallRule {
   /** Connections already open, those accepted from now on, or both (default). */
   connections?: "open" | "new" | "all";
   /**
-   * Only connections that carry a matching request sent from now on (TLS mode
-   * only), held from that request on: for "down" its answer never comes, for
-   * "up" the chunk carrying it is not forwarded.
+   * Picks connections by their requests (TLS mode only). With connections
+   * "open": those whose latest request matches now, e.g. the watches open now
+   * (`{ request: isWatch, connections: "open" }`: they go silent, while later
+   * requests, watches included, pass). Otherwise: connections that carry a
+   * matching request sent from now on, held from that request on (for "down"
+   * its answer never comes, for "up" the chunk carrying it is not forwarded).
    */
   request?: (request: RequestHead) => boolean;
 }
@@ -69,6 +72,7 @@ interface Link {
   client: Deno.Conn;
   server: Deno.Conn | undefined;
   closed: boolean;
+  lastRequest: RequestHead | undefined;
   /** Resolves when the link closes: pumps waiting at a gate stop waiting. */
   whenClosed: Promise<void>;
   close(): void;
@@ -130,10 +134,31 @@ export class StallingProxy {
       },
     };
     for (const link of this.#links) {
-      if (!rule.request && rule.connections !== "new") stall.connections.add(link.id);
+      if (rule.connections === "new") continue;
+      const { request } = rule;
+      if (request === undefined) stall.connections.add(link.id);
+      else if (rule.connections === "open" && link.lastRequest && request(link.lastRequest)) {
+        stall.connections.add(link.id);
+      }
     }
     this.#stalls.push(stall);
     return stall;
+  }
+
+  /**
+   * Closes every open connection whose last request matches (TLS mode), as a
+   * network blip would: the clients see their streams end and reconnect.
+   * Returns how many it closed.
+   */
+  cut(request: (head: RequestHead) => boolean): number {
+    if (!this.#tls) throw new Error("cut() needs the TLS mode (the proxy must read requests)");
+    let cut = 0;
+    for (const link of this.#links) {
+      if (!link.lastRequest || !request(link.lastRequest)) continue;
+      link.close();
+      cut++;
+    }
+    return cut;
   }
 
   /** Releases every stall. */
@@ -185,6 +210,7 @@ export class StallingProxy {
       client,
       server: undefined,
       closed: false,
+      lastRequest: undefined,
       whenClosed: closed.promise,
       close: () => {
         if (link.closed) return;
@@ -261,10 +287,11 @@ export class StallingProxy {
     for (const head of heads) {
       const at = performance.now();
       this.requests.push({ ...head, connection: link.id, at });
+      link.lastRequest = head;
       for (const stall of this.#stalls) {
         const { request, connections = "all" } = stall.rule;
-        if (request === undefined || !request(head)) continue;
-        if (connections === "open" && link.openedAt >= stall.since) continue;
+        // "open" picked its connections when the stall began.
+        if (request === undefined || connections === "open" || !request(head)) continue;
         if (connections === "new" && link.openedAt < stall.since) continue;
         stall.connections.add(link.id);
       }

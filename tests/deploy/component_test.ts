@@ -16,7 +16,7 @@ import { ensureClusterBinaries } from "../cluster/build.ts";
 import { ensureHelm } from "../cluster/helm_build.ts";
 import { loadUpstreamRbac } from "../cluster/rbac.ts";
 import { dryRunAccepted, startValidationCluster } from "./apply.ts";
-import { checkJournalOnHostPath, parseAgentArgs } from "./daemonset_checks.ts";
+import { checkJournalOnHostPath, checkProbes, parseAgentArgs } from "./daemonset_checks.ts";
 import {
   CHART_DIR,
   DEPLOY_DIR,
@@ -186,8 +186,7 @@ function checkSwappedDaemonSet(rendered: K8sObject, upstream: K8sObject): void {
   );
   const port = after.ports?.find((candidate) => candidate.name === "metrics");
   strictEqual(parsed.config.httpEndpoint, `:${port?.containerPort}`);
-  deepStrictEqual(after.livenessProbe?.httpGet, { path: "/healthz", port: "metrics" });
-  deepStrictEqual(after.readinessProbe?.httpGet, { path: "/readyz", port: "metrics" });
+  checkProbes(after);
 }
 
 function bindsDaemonSetAccount(binding: K8sObject): void {

@@ -5,10 +5,43 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { parseConfig } from "../../lib/config/config.ts";
+import { PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS } from "../../lib/csi/driver_probe.ts";
+import { PROBES } from "../../lib/http/health.ts";
+import { HEARTBEAT_STALE_MS } from "../../lib/runtime/heartbeat.ts";
 import { agentContainer, type K8sObject, theObject } from "./render.ts";
 
 interface Probe {
   httpGet: { path: string; port: string | number };
+  initialDelaySeconds?: number;
+  periodSeconds?: number;
+  timeoutSeconds?: number;
+  failureThreshold?: number;
+}
+
+/**
+ * The probes are lib/http/health.ts PROBES, and those agree with the code:
+ * the kubelet gives up on liveness only after the agent's own heartbeat limit
+ * has passed, and a readiness period is no longer than the driver's Probe
+ * interval, so /readyz is read at least as often as it can change.
+ */
+export function checkProbes(container: { livenessProbe?: Probe; readinessProbe?: Probe }): void {
+  for (
+    const [probe, expected] of [
+      [container.livenessProbe, PROBES.liveness],
+      [container.readinessProbe, PROBES.readiness],
+    ] as const
+  ) {
+    deepStrictEqual(probe, {
+      httpGet: { path: expected.path, port: "metrics" },
+      periodSeconds: expected.periodSeconds,
+      timeoutSeconds: expected.timeoutSeconds,
+      failureThreshold: expected.failureThreshold,
+    });
+  }
+  const live = PROBES.liveness;
+  ok(live.periodSeconds * live.failureThreshold * 1000 >= HEARTBEAT_STALE_MS);
+  ok(PROBES.readiness.periodSeconds * 1000 <= PROBE_INTERVAL_MS);
+  ok(PROBE_TIMEOUT_MS < PROBE_INTERVAL_MS);
 }
 
 interface AgentContainer {
@@ -55,8 +88,7 @@ export function checkDaemonSet(objects: K8sObject[]): AgentContainer {
   // The probes and the metrics port are the agent's --http-endpoint.
   const port = agent.ports.find((candidate) => candidate.name === "metrics");
   strictEqual(config.httpEndpoint, `:${port?.containerPort}`);
-  deepStrictEqual(agent.livenessProbe.httpGet, { path: "/healthz", port: "metrics" });
-  deepStrictEqual(agent.readinessProbe.httpGet, { path: "/readyz", port: "metrics" });
+  checkProbes(agent);
   ok(agent.resources.requests?.cpu && agent.resources.requests.memory, "requests");
   ok(agent.resources.limits?.memory, "a memory limit");
   checkAgentSecurityContext(agent.securityContext);
