@@ -10,12 +10,14 @@ import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
 import { parseConfig } from "./lib/config/config.ts";
+import { type ExplainRequest, parseExplainArgs } from "./lib/config/explain.ts";
 import { problemsText } from "./lib/config/help.ts";
 import type { Config } from "./lib/config/types.ts";
 import { type CsiCaller, type CsiConnection, openCsiConnection } from "./lib/csi/connection.ts";
 import { CsiController } from "./lib/csi/controller_service.ts";
 import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
+import { credentialProblem, explainClaim, failure } from "./lib/explain/run.ts";
 import { startDeletion } from "./lib/delete/start.ts";
 import { isThisNodesConcern } from "./lib/delete/volume_owner.ts";
 import { Readiness } from "./lib/http/health.ts";
@@ -23,6 +25,9 @@ import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
 import { serveDiagnostics } from "./lib/http/serve.ts";
 import { createCapacityCache, waitForSync } from "./lib/kube/caches.ts";
 import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
+import { type KubeCredentials, loadCredentials } from "./lib/kube/credentials.ts";
+import { ExplainReader } from "./lib/kube/explain_reads.ts";
+import { createKubeRest } from "./lib/kube/rest.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
@@ -41,6 +46,7 @@ export async function main(
   argv: readonly string[],
   env: Record<string, string | undefined>,
 ): Promise<number> {
+  if (argv[0] === "explain") return await explain(argv.slice(1), env);
   const outcome = parseConfig(argv, env, { program: PROGRAM });
   switch (outcome.kind) {
     case "help":
@@ -194,6 +200,53 @@ function startPublisher(
     readiness: agent.readiness,
     logger,
   }, agent.life);
+}
+
+/** `explain [-n NS] CLAIM`: reads the cluster with the user's kubeconfig, prints why. */
+async function explain(argv: readonly string[], env: Record<string, string | undefined>) {
+  const parsed = parseExplainArgs(argv, env, { program: PROGRAM });
+  switch (parsed.kind) {
+    case "help":
+      process.stdout.write(parsed.text);
+      return 0;
+    case "invalid":
+      process.stderr.write(
+        `${PROGRAM} explain: ${parsed.problem} (see ${PROGRAM} explain --help)\n`,
+      );
+      return 2;
+    case "explain":
+      break;
+  }
+  const { request } = parsed;
+  let credentials: KubeCredentials;
+  try {
+    credentials = await loadCredentials({ ...request, env });
+  } catch (error) {
+    process.stderr.write(failure(PROGRAM, credentialProblem(error, request.kubeconfig)).stderr);
+    return 1;
+  }
+  return await explainWith(credentials, request);
+}
+
+async function explainWith(credentials: KubeCredentials, request: ExplainRequest) {
+  const rest = createKubeRest(credentials, {
+    budget: { qps: 50, burst: 50 },
+    userAgent: `${PROGRAM}/${VERSION} explain`,
+  });
+  try {
+    const result = await explainClaim(new ExplainReader(rest), {
+      namespace: request.namespace,
+      name: request.claim,
+      agentSelector: request.agentSelector,
+      server: credentials.server,
+      program: PROGRAM,
+    });
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    return result.code;
+  } finally {
+    rest.close();
+  }
 }
 
 if (import.meta.main) {

@@ -37,6 +37,7 @@ const LAYERS: Record<string, number> = {
   capacity: 5,
   delete: 5,
   provision: 5,
+  explain: 6,
 };
 const PURE_FOLDERS = ["model", "topology", "secrets"];
 /** The decisions of the paths, which are pure as well. */
