@@ -9,6 +9,7 @@
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { Segments } from "../csi/types.ts";
+import { ANN_BETA_STORAGE_PROVISIONER, ANN_STORAGE_PROVISIONER } from "../model/keys.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import { decideClaim } from "../provision/decide.ts";
 import { provisionControllerOptions } from "../provision/options.ts";
@@ -33,6 +34,13 @@ export function replayDecision(
   const options = provisionControllerOptions(config, assumedDriver(agent.driverName, segment), {
     identity: "",
   });
+  if (!isAnnotated(snapshot)) {
+    return {
+      text: "none yet: the PV controller has not named a provisioner on the claim " +
+        `(${ANN_STORAGE_PROVISIONER}; for WaitForFirstConsumer it does once a node is selected)`,
+      blocking: false,
+    };
+  }
   const decision = decideClaim({ claim, storageClass }, options.decide);
   switch (decision.kind) {
     case "ignore":
@@ -67,6 +75,12 @@ export function replayDecision(
       };
     }
   }
+}
+
+function isAnnotated(snapshot: ExplainSnapshot): boolean {
+  const annotations = snapshot.claim.metadata.annotations ?? {};
+  return annotations[ANN_STORAGE_PROVISIONER] !== undefined ||
+    annotations[ANN_BETA_STORAGE_PROVISIONER] !== undefined;
 }
 
 /** Provisioning's capabilities, assumed; the segment when explain knows it. */

@@ -1,0 +1,96 @@
+/**
+ * Helpers of the explain tests: the compiled binary's `explain` run as a user
+ * would run it, and the agent Pod objects explain looks for (no kubelet runs
+ * them: the test sets their Ready condition through the status subresource).
+ */
+import type { V1Pod } from "@kubernetes/client-node";
+import { oursBinary } from "../cluster/agents.ts";
+import type { RunningCluster } from "../cluster/running_cluster.ts";
+import { mergePatch } from "./support.ts";
+
+/** What the binary printed and its exit code. */
+export interface ExplainRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** The first line of stdout. */
+  verdict: string;
+}
+
+/** Runs `csi-node-provisioner explain ARGS` with only the given environment. */
+export async function runExplain(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<ExplainRun> {
+  const output = await new Deno.Command(oursBinary(), {
+    args: ["explain", ...args],
+    env: { PATH: Deno.env.get("PATH") ?? "", ...env },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(output.stdout);
+  return {
+    code: output.code,
+    stdout,
+    stderr: new TextDecoder().decode(output.stderr),
+    verdict: stdout.split("\n")[0] ?? "",
+  };
+}
+
+/** The agent Pod of deploy/'s DaemonSet on a node (labels, node, the agent container's flags). */
+export function agentPodObject(node: string, args: readonly string[]): V1Pod {
+  return {
+    metadata: {
+      name: `csi-node-provisioner-${node}`,
+      labels: { "app.kubernetes.io/name": "csi-node-provisioner" },
+    },
+    spec: {
+      nodeName: node,
+      automountServiceAccountToken: false,
+      tolerations: [{ operator: "Exists" }],
+      containers: [{
+        name: "csi-node-provisioner",
+        image: "csi-node-provisioner",
+        args: ["--csi-address=/csi/csi.sock", "--node-deployment", ...args],
+      }],
+    },
+  };
+}
+
+/** Creates the agent Pod on the node and sets its Ready condition. */
+export async function createAgentPod(
+  cluster: RunningCluster,
+  options: { node: string; ready: boolean; args: readonly string[] },
+): Promise<string> {
+  const namespace = cluster.agentNamespace;
+  const pod = await cluster.admin.core.createNamespacedPod({
+    namespace,
+    body: agentPodObject(options.node, options.args),
+  });
+  const name = pod.metadata?.name ?? "";
+  const status = options.ready ? "True" : "False";
+  const now = new Date().toISOString();
+  await cluster.admin.core.patchNamespacedPodStatus({
+    namespace,
+    name,
+    body: {
+      status: {
+        phase: "Running",
+        conditions: [
+          { type: "PodScheduled", status: "True", lastTransitionTime: now },
+          {
+            type: "Ready",
+            status,
+            lastTransitionTime: now,
+            ...(options.ready ? {} : {
+              reason: "ContainersNotReady",
+              message: "containers with unready status: [csi-node-provisioner]",
+            }),
+          },
+        ],
+      },
+    },
+  }, mergePatch);
+  return name;
+}
