@@ -109,7 +109,7 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
       );
       assert.match(
         run.stdout,
-        /\nStorageClass other:\n  provisioner example.com\/other, binding mode WaitForFirstConsumer\n/,
+        /\nStorageClass other:\n {2}provisioner example.com\/other, binding mode WaitForFirstConsumer\n/,
       );
     },
   );
@@ -121,7 +121,7 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
       run,
       "Pending: WaitForFirstConsumer: no pod uses it yet (normal until one is created)",
     );
-    assert.match(run.stdout, /\nSelected node:\n  none yet\n/);
+    assert.match(run.stdout, /\nSelected node:\n {2}none yet\n/);
   });
 
   await step(
@@ -225,11 +225,11 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
       );
       assert.match(
         run.stdout,
-        /\nOwning agent:\n  the agent's decision for node node-a, replayed with the flags of pod csi-node-provisioner-node-a: refuses it: /,
+        /\nOwning agent:\n {2}the agent's decision for node node-a, replayed with the flags of pod csi-node-provisioner-node-a: refuses it: /,
       );
       assert.match(
         run.stdout,
-        /\n  node-a, .*Warning ProvisioningFailed \(hostpath.csi.k8s.io_node-a\): .*csi.storage.k8s.io\/bogus/,
+        /\n {2}node-a, .*Warning ProvisioningFailed \(hostpath.csi.k8s.io_node-a\): .*csi.storage.k8s.io\/bogus/,
       );
     },
   );
@@ -253,7 +253,7 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
     );
     assert.match(
       run.stdout,
-      /\nImmediate binding race:\n  not decided yet: no node is selected\n  the class has no allowedTopologies/,
+      /\nImmediate binding race:\n {2}not decided yet: no node is selected\n {2}the class has no allowedTopologies/,
     );
   });
 
@@ -269,7 +269,7 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
     );
     assert.match(
       run.stdout,
-      /\n  node affinity: topology.hostpath.csi\/node In \[node-[ab]\] \(node node-[ab]\)\n/,
+      /\n {2}node affinity: topology.hostpath.csi\/node In \[node-[ab]\] \(node node-[ab]\)\n/,
     );
   });
 
