@@ -66,7 +66,7 @@ export async function loadSnapshot(
       capacities: capacities.filter((object) => object.storageClassName === className),
       agentPods: agentPods.map(podInfo),
       consumers,
-      events: eventLists.flat().map(eventInfo).sort((a, b) => a.time.localeCompare(b.time)),
+      events: eventLists.flat().map(eventInfo).sort(byTime),
       now: now.toISOString(),
     },
   };
@@ -129,6 +129,11 @@ function agentArgs(pod: Pod): string[] {
 
 function isNodeDeployment(flag: string): boolean {
   return /^--?node-deployment(=true)?$/.test(flag);
+}
+
+/** Oldest first; times of both APIs (seconds, or microseconds) compare as instants. */
+function byTime(a: EventInfo, b: EventInfo): number {
+  return (Date.parse(a.time) || 0) - (Date.parse(b.time) || 0) || a.reason.localeCompare(b.reason);
 }
 
 /** The event as explain shows it. */

@@ -6,6 +6,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { oursBinary } from "../cluster/agents.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
+import { waitFor } from "../cluster/wait.ts";
 import { mergePatch } from "./support.ts";
 
 /** What the binary printed and its exit code. */
@@ -93,4 +94,33 @@ export async function createAgentPod(
     },
   }, mergePatch);
   return name;
+}
+
+/** Waits until each node's agent has published capacity for the class. */
+export async function waitForCapacities(
+  cluster: RunningCluster,
+  className: string,
+  nodes: readonly string[],
+): Promise<void> {
+  await waitFor(async () => {
+    const list = await cluster.admin.storage.listCSIStorageCapacityForAllNamespaces();
+    const managers = new Set(
+      list.items.filter((object) => object.storageClassName === className)
+        .map((object) => object.metadata?.labels?.["csi.storage.k8s.io/managed-by"]),
+    );
+    return nodes.every((node) => managers.has(`external-provisioner-${node}`));
+  }, { description: `capacity of ${className} from ${nodes.join(", ")}`, timeoutMs: 30_000 });
+}
+
+/** A kubeconfig (JSON) for the cluster's API server with a bearer token. */
+export function tokenKubeconfig(cluster: RunningCluster, token: string): string {
+  return JSON.stringify({
+    "current-context": "c",
+    contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
+    clusters: [{
+      name: "k",
+      cluster: { server: cluster.server, "certificate-authority-data": btoa(cluster.caPem) },
+    }],
+    users: [{ name: "u", user: { token } }],
+  });
 }

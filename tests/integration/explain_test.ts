@@ -23,7 +23,13 @@ import {
   waitForClaimBound,
 } from "../cluster/workloads.ts";
 import { CAPACITY_ARGS, startCapacityAgents } from "./capacity_support.ts";
-import { createAgentPod, type ExplainRun, runExplain } from "./explain_support.ts";
+import {
+  createAgentPod,
+  type ExplainRun,
+  runExplain,
+  tokenKubeconfig,
+  waitForCapacities,
+} from "./explain_support.ts";
 import { selectedClaim, step, waitForClaimEvent } from "./support.ts";
 
 const NS = "explain";
@@ -70,13 +76,7 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
       namespace: NS,
       body: claimObject(name, { storageClass, size }),
     });
-  const published = async (className: string) =>
-    await waitFor(async () => {
-      const list = await admin.storage.listCSIStorageCapacityForAllNamespaces();
-      const nodes = list.items.filter((c) => c.storageClassName === className)
-        .map((c) => c.metadata?.labels?.["csi.storage.k8s.io/managed-by"]);
-      return nodes.length >= AGENT_NODES.length;
-    }, { description: `capacity of ${className} from both agents`, timeoutMs: 30_000 });
+  const published = (className: string) => waitForCapacities(cluster, className, AGENT_NODES);
   await published(FAST);
 
   await step(t, cluster, "a class that does not exist, and a claim that names none", async () => {
@@ -302,21 +302,7 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
           `cannot use the kubeconfig ${broken}: it is not valid YAML or JSON`,
         );
         const wrong = join(dir, "wrong-token");
-        await Deno.writeTextFile(
-          wrong,
-          JSON.stringify({
-            "current-context": "c",
-            contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
-            clusters: [{
-              name: "k",
-              cluster: {
-                server: cluster.server,
-                "certificate-authority-data": btoa(cluster.caPem),
-              },
-            }],
-            users: [{ name: "u", user: { token: secret } }],
-          }),
-        );
+        await Deno.writeTextFile(wrong, tokenKubeconfig(cluster, secret));
         const refused = await runExplain(["-n", NS, "bound"], { KUBECONFIG: wrong });
         assertOneLine(
           refused,
