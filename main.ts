@@ -155,7 +155,6 @@ async function startControllers(
     csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues }));
   }
   const { informers, api, events } = kube;
-  for (const informer of Object.values(informers)) life.track(informer.run(life.shutdown.signal));
   const { registry } = agent.metrics;
   const controllerCalls = new CsiController(csi);
   const shared = { config, driver, api, events, registry, queues, logger, csi: controllerCalls };
@@ -166,6 +165,8 @@ async function startControllers(
     classes: informers.classes,
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
+  // Only now: every handler is registered, so none misses the objects of the first list.
+  for (const informer of Object.values(informers)) life.track(informer.run(life.shutdown.signal));
   const started = performance.now();
   if (!(await waitForSync(Object.values(informers), life.shutdown.signal))) return;
   agent.readiness.set("informers", true);

@@ -76,14 +76,22 @@ export class Informer<T> {
   #synced = false;
   #lastActivity = Date.now();
   #restarts = 0;
+  #started = false;
 
   constructor(rest: KubeRest, options: InformerOptions<T>) {
     this.#rest = rest;
     this.#options = options;
   }
 
-  /** Registers a change handler (before run()). */
+  /**
+   * Registers a change handler. Only before run(): the objects of the first
+   * list are announced once, so a handler registered later would never hear
+   * of them (a claim listed at start would wait for its next update).
+   */
   onChange(handler: (change: CacheChange<T>) => void): void {
+    if (this.#started) {
+      throw new Error(`${this.#options.resource} informer: onChange() after run() has started`);
+    }
     this.#handlers.push(handler);
   }
 
@@ -116,6 +124,7 @@ export class Informer<T> {
 
   /** Lists and watches until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
+    this.#started = true;
     const backoff = this.#options.backoff ?? { baseMs: 1000, maxMs: 30_000 };
     let failures = 0;
     while (!signal.aborted) {

@@ -3,7 +3,7 @@
  * paging, trimming, watch events, bookmarks, 410 Gone, restarts after errors
  * and the staleness bound handed to every watch.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { createLogger } from "../log/logger.ts";
 import { type CacheChange, Informer, type RawObject } from "./informer.ts";
 import { KubeApiError, type KubeRequest, type KubeRest, type StreamOptions } from "./rest.ts";
@@ -111,6 +111,17 @@ Deno.test("Informer lists in pages, keeps only what trim keeps, then reports syn
     "only the first page of a list counts against the API budget",
   );
   strictEqual(seen.lists[0]?.query?.["limit"], 2);
+  stop.abort();
+  await running;
+});
+
+Deno.test("Informer refuses a change handler once run() has started: it would miss the first list", async () => {
+  const { rest } = scriptedRest({ lists: [[[raw({ name: "a", rv: "1" })]]], watches: [] });
+  const { cache } = informer(rest);
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  throws(() => cache.onChange(() => {}), /onChange\(\) after run\(\) has started/);
+  await until(() => cache.hasSynced());
   stop.abort();
   await running;
 });
