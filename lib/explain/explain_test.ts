@@ -225,3 +225,41 @@ Deno.test("the text is the verdict, then titled sections with the claim's and it
   ok(text.includes("\nSelected node:\n  none yet\n"), text);
   ok(text.endsWith("\n") && !text.endsWith("\n\n"), "one newline at the end");
 });
+
+Deno.test("a volume made for the claim and not bound: whether the PV controller can bind it", () => {
+  const made = {
+    metadata: { name: "pvc-made" },
+    spec: {
+      capacity: { storage: "5Gi" },
+      storageClassName: "fast",
+      claimRef: { uid: "0f8b4c2e-1a2b-4c3d-8e9f-0a1b2c3d4e5f" },
+    },
+    status: { phase: "Available" },
+  };
+  strictEqual(
+    verdict({ madeFor: made }),
+    "Pending: volume pvc-made was made for it (phase Available); waiting for the PV controller to bind it",
+  );
+  strictEqual(
+    verdict({ madeFor: { ...made, spec: { ...made.spec, capacity: { storage: "1Gi" } } } }),
+    "Pending: volume pvc-made names the claim but holds 1Gi, less than the 5Gi requested: " +
+      "the PV controller will not bind it",
+  );
+  const explanation = explainSnapshot(snapshot({ madeFor: made }));
+  ok(explanation.sections.some((s) => s.title === "Volume pvc-made"));
+});
+
+Deno.test("the agent's ProvisioningSucceeded without a bound claim waits for the PV controller", () => {
+  const events = [
+    event({ reason: "ProvisioningSucceeded", message: "Successfully provisioned volume pvc-1" }),
+  ];
+  strictEqual(
+    verdict({ events }),
+    "Pending: node node-a's agent provisioned it (Successfully provisioned volume pvc-1); " +
+      "waiting for the PV controller to bind it",
+  );
+  strictEqual(
+    verdict({ events: [event({})] }),
+    "Pending: node node-a was selected; its agent is provisioning it (started 60s ago)",
+  );
+});

@@ -38,7 +38,7 @@ export async function loadSnapshot(
   const [storageClass, volume, vac, nodes, capacities, agentPods, namespacePods] = await Promise
     .all([
       className === "" ? undefined : reads.storageClass(className),
-      volumeName === "" ? undefined : reads.persistentVolume(volumeName),
+      volumeName === "" ? reads.persistentVolumes() : reads.persistentVolume(volumeName),
       vacName === "" ? undefined : reads.volumeAttributesClass(vacName),
       reads.nodes(),
       reads.storageCapacities(),
@@ -56,7 +56,10 @@ export async function loadSnapshot(
       claim: claim as ExplainSnapshot["claim"],
       storageClass,
       className,
-      volume,
+      volume: Array.isArray(volume) ? undefined : volume,
+      madeFor: Array.isArray(volume)
+        ? volume.find((pv) => pv.spec.claimRef?.uid === claim.metadata.uid)
+        : undefined,
       volumeAttributesClass: vac,
       agentDrivers: agentDrivers(capacities),
       nodes: nodes.map((node) => ({

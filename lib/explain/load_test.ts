@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { Claim } from "../model/objects.ts";
 import type { CoreEvent, Pod } from "../model/workload.ts";
-import { claim, storageClass } from "../../tests/builders/provision.ts";
+import { claim, CLAIM_UID, storageClass } from "../../tests/builders/provision.ts";
 import { capacity } from "../../tests/builders/explain.ts";
 import { loadSnapshot } from "./load.ts";
 import type { ExplainReads } from "./ports.ts";
@@ -46,6 +46,11 @@ function reads(overrides: Partial<ExplainReads> = {}): ExplainReads & { asked: s
     namespaceExists: (name: string) => Promise.resolve(name === "apps"),
     storageClass: () => Promise.resolve(storageClass()),
     persistentVolume: () => Promise.resolve(undefined),
+    persistentVolumes: () =>
+      Promise.resolve([
+        { metadata: { name: "pv-other" }, spec: { claimRef: { uid: "another" } } },
+        { metadata: { name: "pv-made" }, spec: { claimRef: { uid: CLAIM_UID } } },
+      ]),
     volumeAttributesClass: () => Promise.resolve(undefined),
     nodes: () => Promise.resolve([{ metadata: { name: "node-a", labels: { k: "v" } } }]),
     storageCapacities: () =>
@@ -79,6 +84,7 @@ Deno.test("the loader keeps the claim's pods, its class's capacity, every agent 
   if (loaded.kind !== "snapshot") throw new Error(loaded.message);
   const { snapshot } = loaded;
   deepStrictEqual(snapshot.consumers.map((p) => p.name), ["app"]);
+  strictEqual(snapshot.madeFor?.metadata.name, "pv-made");
   deepStrictEqual(snapshot.capacities.map((c) => c.storageClassName), ["fast"]);
   deepStrictEqual(snapshot.agentDrivers, ["hostpath.csi.k8s.io", "other.example.com"]);
   deepStrictEqual(snapshot.events.map((e) => [e.reason, e.component, e.count]), [

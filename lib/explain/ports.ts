@@ -17,6 +17,7 @@ export interface ExplainReads {
   namespaceExists(name: string): Promise<boolean | "unknown">;
   storageClass(name: string): Promise<StorageClass | undefined>;
   persistentVolume(name: string): Promise<PersistentVolume | undefined>;
+  persistentVolumes(): Promise<PersistentVolume[]>;
   volumeAttributesClass(name: string): Promise<VolumeAttributesClass | undefined>;
   nodes(): Promise<Node[]>;
   storageCapacities(): Promise<StorageCapacity[]>;

@@ -3,6 +3,7 @@
  * the node, capacity, the agent's decision, the race (Immediate), the volume
  * (bound), then the Events of the claim and of its pods.
  */
+import type { PersistentVolume } from "../model/objects.ts";
 import { nodeLabel } from "./capacity.ts";
 import { eventNode, type Facts } from "./facts.ts";
 import type { EventInfo } from "./snapshot.ts";
@@ -27,7 +28,8 @@ export function sectionsOf(facts: Facts): Section[] {
   if (facts.race !== undefined) {
     sections.push({ title: "Immediate binding race", lines: facts.race.lines });
   }
-  if (facts.snapshot.volume !== undefined) sections.push(volumeSection(facts));
+  const volume = facts.snapshot.volume ?? facts.snapshot.madeFor;
+  if (volume !== undefined) sections.push(volumeSection(volume, facts));
   sections.push(eventsSection(`Events of claim ${facts.key}`, facts.claimEvents, facts));
   for (const pod of facts.snapshot.consumers) {
     const events = facts.snapshot.events.filter((event) =>
@@ -124,9 +126,7 @@ function agentSection(facts: Facts): Section {
   return { title: "Owning agent", lines };
 }
 
-function volumeSection(facts: Facts): Section {
-  const volume = facts.snapshot.volume;
-  if (volume === undefined) return { title: "Volume", lines: [] };
+function volumeSection(volume: PersistentVolume, facts: Facts): Section {
   const nodes = volumeNodes(volume, facts.snapshot.nodes);
   return {
     title: `Volume ${volume.metadata.name}`,

@@ -61,6 +61,11 @@ export interface ExplainSnapshot {
   className: string;
   /** The PV of spec.volumeName, when set and it exists. */
   volume: PersistentVolume | undefined;
+  /**
+   * While the claim names no volume: a PV whose claimRef names the claim (by
+   * uid), made for it and not bound yet.
+   */
+  madeFor: PersistentVolume | undefined;
   /** The VolumeAttributesClass the claim names, when it exists. */
   volumeAttributesClass: VolumeAttributesClass | undefined;
   nodes: NodeInfo[];

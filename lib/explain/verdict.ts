@@ -4,8 +4,8 @@
  */
 import { nodeLabel } from "./capacity.ts";
 import { eventNode, type Facts } from "./facts.ts";
-import { volumeNodes } from "./volume.ts";
-import { listText, sizeText } from "./words.ts";
+import { madeForText, volumeNodes } from "./volume.ts";
+import { ageText, listText, sizeText } from "./words.ts";
 
 /** "Pending: …", "Bound: …". */
 export function verdictOf(facts: Facts): string {
@@ -20,6 +20,10 @@ export function verdictOf(facts: Facts): string {
     }`;
   }
   if (volumeName !== "") return `${phase}: ${boundText(facts, volumeName)}`;
+  const madeFor = facts.snapshot.madeFor;
+  if (madeFor !== undefined) {
+    return `${phase}: ${madeForText(madeFor, { ...facts, className: facts.snapshot.className })}`;
+  }
   return `${phase}: ${pendingReason(facts)}`;
 }
 
@@ -105,5 +109,9 @@ function selectedReason(facts: Facts): string {
   if (last !== undefined && last.type === "Warning") {
     return `node ${node}'s agent failed to provision it: ${last.reason}: ${last.message}`;
   }
-  return `node ${node} was selected; its agent is provisioning it`;
+  if (last?.reason === "ProvisioningSucceeded") {
+    return `node ${node}'s agent provisioned it (${last.message}); waiting for the PV controller to bind it`;
+  }
+  const since = last === undefined ? "" : ` (started ${ageText(last.time, facts.snapshot.now)})`;
+  return `node ${node} was selected; its agent is provisioning it${since}`;
 }

@@ -53,6 +53,10 @@ export class ExplainReader {
     return this.#get(`/api/v1/persistentvolumes/${enc(name)}`);
   }
 
+  persistentVolumes(): Promise<PersistentVolume[]> {
+    return this.#list("/api/v1/persistentvolumes");
+  }
+
   volumeAttributesClass(name: string): Promise<VolumeAttributesClass | undefined> {
     return this.#get(`/apis/storage.k8s.io/v1/volumeattributesclasses/${enc(name)}`);
   }

@@ -82,6 +82,7 @@ export function snapshot(overrides: Partial<ExplainSnapshot> = {}): ExplainSnaps
     storageClass: storageClass(),
     className: "fast",
     volume: undefined,
+    madeFor: undefined,
     volumeAttributesClass: undefined,
     nodes: NODES.map(node),
     agentDrivers: [DRIVER],

@@ -257,6 +257,38 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
     );
   });
 
+  await step(
+    t,
+    cluster,
+    "a volume made for the claim that the PV controller cannot bind",
+    async () => {
+      const claim = await createClaim("made-small", FAST);
+      await admin.core.createPersistentVolume({
+        body: {
+          metadata: { name: "made-small-volume" },
+          spec: {
+            capacity: { storage: "1Mi" },
+            accessModes: ["ReadWriteOnce"],
+            storageClassName: FAST,
+            persistentVolumeReclaimPolicy: "Retain",
+            csi: { driver: cluster.driverName, volumeHandle: "made-small" },
+            claimRef: { namespace: NS, name: "made-small", uid: claim.metadata?.uid ?? "" },
+          },
+        },
+      });
+      const run = await explain("made-small");
+      assertExplained(
+        run,
+        "Pending: volume made-small-volume names the claim but holds 1Mi, less than the 1Gi requested: " +
+          "the PV controller will not bind it",
+      );
+      assert.match(
+        run.stdout,
+        /\nVolume made-small-volume:\n {2}\S+, 1Mi capacity, driver hostpath.csi.k8s.io, handle made-small\n/,
+      );
+    },
+  );
+
   await step(t, cluster, "a bound claim names its volume and the node it lives on", async () => {
     await createClaimAndPod(admin, NS, { name: "bound", storageClass: FAST, size: "1Gi" });
     const claim = await waitForClaimBound(admin, { namespace: NS, name: "bound" });
