@@ -3,7 +3,9 @@
  * would run it, and the agent Pod objects explain looks for (no kubelet runs
  * them: the test sets their Ready condition through the status subresource).
  */
-import type { V1Pod } from "@kubernetes/client-node";
+import type { V1ClusterRole, V1Pod } from "@kubernetes/client-node";
+import { load } from "js-yaml";
+import type { IdentityRef } from "../cluster/identity.ts";
 import { oursBinary } from "../cluster/agents.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
@@ -122,5 +124,39 @@ export function tokenKubeconfig(cluster: RunningCluster, token: string): string 
       cluster: { server: cluster.server, "certificate-authority-data": btoa(cluster.caPem) },
     }],
     users: [{ name: "u", user: { token } }],
+  });
+}
+
+/** The README's ClusterRole for explain's users (the yaml block after its explain:rbac marker). */
+export async function readmeExplainRole(): Promise<V1ClusterRole> {
+  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
+  const marker = readme.indexOf("<!-- explain:rbac");
+  if (marker < 0) throw new Error("the README has no explain:rbac marker");
+  const block = /```yaml\n([\s\S]*?)```/.exec(readme.slice(marker));
+  if (block === null) throw new Error("no yaml block follows the explain:rbac marker");
+  return load(block[1] ?? "") as V1ClusterRole;
+}
+
+/** Creates the README's ClusterRole and binds it to the ServiceAccount. */
+export async function grantReadmeExplainRole(
+  cluster: RunningCluster,
+  identity: IdentityRef,
+): Promise<void> {
+  const role = await readmeExplainRole();
+  await cluster.admin.rbac.createClusterRole({ body: role });
+  await cluster.admin.rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: `${role.metadata?.name}-${identity.serviceAccount}` },
+      roleRef: {
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "ClusterRole",
+        name: role.metadata?.name ?? "",
+      },
+      subjects: [{
+        kind: "ServiceAccount",
+        name: identity.serviceAccount,
+        namespace: identity.namespace,
+      }],
+    },
   });
 }

@@ -26,6 +26,7 @@ import { CAPACITY_ARGS, startCapacityAgents } from "./capacity_support.ts";
 import {
   createAgentPod,
   type ExplainRun,
+  grantReadmeExplainRole,
   runExplain,
   tokenKubeconfig,
   waitForCapacities,
@@ -304,6 +305,25 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
       /\n {2}node affinity: topology.hostpath.csi\/node In \[node-[ab]\] \(node node-[ab]\)\n/,
     );
   });
+
+  await step(
+    t,
+    cluster,
+    "the README's ClusterRole is enough: the same explanation as the admin's",
+    async () => {
+      const identity = { namespace: NS, serviceAccount: "asks-why" };
+      const kubeconfig = await cluster.identity(identity);
+      await grantReadmeExplainRole(cluster, identity);
+      for (const name of ["bound", "big", "refused"]) {
+        const asAdmin = await explain(name);
+        const asUser = await runExplain(["-n", NS, name], { KUBECONFIG: kubeconfig });
+        assertExplained(asUser, asAdmin.verdict);
+        // Ages may tick between the two runs; everything else is the same.
+        const withoutAges = (text: string) => text.replace(/\d+[smhd] ago/g, "_ ago");
+        assert.equal(withoutAges(asUser.stdout), withoutAges(asAdmin.stdout));
+      }
+    },
+  );
 
   await step(t, cluster, "a missing claim or namespace: exit 1 and one line", async () => {
     assertOneLine(
