@@ -60,7 +60,9 @@ export function raceStatus(input: RaceInput): RaceStatus {
       : "the class has no allowedTopologies: every node may take it",
     fitting.length > 0
       ? `allowed and publishing enough: ${listText(fitting.map(rowText))}`
-      : "no allowed node publishes enough capacity",
+      : input.rows.some((row) => row.nodes.some((node) => allowed.includes(node)))
+      ? "no allowed node publishes enough capacity"
+      : "no allowed node publishes capacity for the class",
   ];
   const summary = [...input.claimEvents].reverse().find((event) =>
     event.reason === NOT_ENOUGH_CAPACITY
@@ -76,7 +78,7 @@ export function raceStatus(input: RaceInput): RaceStatus {
   const request = input.requestBytes === undefined ? "the request" : sizeText(input.requestBytes);
   const largest = input.rows.find((row) => row.nodes.some((node) => allowed.includes(node)));
   const verdict = largest === undefined
-    ? `Immediate binding: no allowed node publishes capacity for class ${className}`
+    ? `Immediate binding: waiting for the race; no allowed node publishes capacity for class ${className}, so each agent asks its driver`
     : `Immediate binding: no allowed node has ${request} free in class ${className}; largest is ${
       nodeLabel(largest)
     } with ${sizeText(largest.capacityBytes)}`;

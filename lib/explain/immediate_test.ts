@@ -77,3 +77,13 @@ Deno.test("once selected-node is set, the race section names the winner", () => 
     "Pending: node node-a was selected; its agent is provisioning it",
   );
 });
+
+Deno.test("without published capacity the race is still on: each agent asks its driver", () => {
+  const { verdict, race } = explainImmediate({ capacities: [] });
+  strictEqual(
+    verdict,
+    "Pending: Immediate binding: waiting for the race; no allowed node publishes capacity for " +
+      "class fast, so each agent asks its driver",
+  );
+  strictEqual(race[2], "no allowed node publishes capacity for the class");
+});
