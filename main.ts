@@ -16,6 +16,7 @@ import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
 import { parseConfig } from "./lib/config/config.ts";
+import { type ExplainRequest, parseExplainArgs } from "./lib/config/explain.ts";
 import { problemsText } from "./lib/config/help.ts";
 import type { Config } from "./lib/config/types.ts";
 import { type CsiCaller, type CsiConnection, openCsiConnection } from "./lib/csi/connection.ts";
@@ -23,6 +24,7 @@ import { CsiController } from "./lib/csi/controller_service.ts";
 import { DriverProbe } from "./lib/csi/driver_probe.ts";
 import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
+import { credentialProblem, explainClaim, failure } from "./lib/explain/run.ts";
 import { startDeletion } from "./lib/delete/start.ts";
 import { isThisNodesConcern } from "./lib/delete/volume_owner.ts";
 import { livenessReport, Readiness } from "./lib/http/health.ts";
@@ -35,6 +37,9 @@ import {
 } from "./lib/kube/caches.ts";
 import type { KubeApi } from "./lib/kube/api.ts";
 import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
+import { type KubeCredentials, loadCredentials } from "./lib/kube/credentials.ts";
+import { ExplainReader } from "./lib/kube/explain_reads.ts";
+import { createKubeRest } from "./lib/kube/rest.ts";
 import { registerInformerMetrics } from "./lib/kube/informer_metrics.ts";
 import { SnapshotDiscovery } from "./lib/kube/snapshots.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
@@ -63,6 +68,7 @@ export async function main(
   argv: readonly string[],
   env: Record<string, string | undefined>,
 ): Promise<number> {
+  if (argv[0] === "explain") return await explain(argv.slice(1), env);
   const outcome = parseConfig(argv, env, { program: PROGRAM });
   switch (outcome.kind) {
     case "help":
@@ -384,6 +390,53 @@ function startPublisher(
     events: kube.events,
     logger,
   }, agent.life);
+}
+
+/** `explain [-n NS] CLAIM`: reads the cluster with the user's kubeconfig, prints why. */
+async function explain(argv: readonly string[], env: Record<string, string | undefined>) {
+  const parsed = parseExplainArgs(argv, env, { program: PROGRAM });
+  switch (parsed.kind) {
+    case "help":
+      process.stdout.write(parsed.text);
+      return 0;
+    case "invalid":
+      process.stderr.write(
+        `${PROGRAM} explain: ${parsed.problem} (see ${PROGRAM} explain --help)\n`,
+      );
+      return 2;
+    case "explain":
+      break;
+  }
+  const { request } = parsed;
+  let credentials: KubeCredentials;
+  try {
+    credentials = await loadCredentials({ ...request, env });
+  } catch (error) {
+    process.stderr.write(failure(PROGRAM, credentialProblem(error, request.kubeconfig)).stderr);
+    return 1;
+  }
+  return await explainWith(credentials, request);
+}
+
+async function explainWith(credentials: KubeCredentials, request: ExplainRequest) {
+  const rest = createKubeRest(credentials, {
+    budget: { qps: 50, burst: 50 },
+    userAgent: `${PROGRAM}/${VERSION} explain`,
+  });
+  try {
+    const result = await explainClaim(new ExplainReader(rest), {
+      namespace: request.namespace,
+      name: request.claim,
+      agentSelector: request.agentSelector,
+      server: credentials.server,
+      program: PROGRAM,
+    });
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+    return result.code;
+  } finally {
+    rest.close();
+  }
 }
 
 if (import.meta.main) {

@@ -39,6 +39,7 @@ const LAYERS: Record<string, number> = {
   clone: 5,
   delete: 5,
   provision: 5,
+  explain: 6,
 };
 const PURE_FOLDERS = ["model", "topology", "secrets"];
 /** The decisions of the paths, which are pure as well. */

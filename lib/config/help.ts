@@ -37,6 +37,7 @@ export function renderHelp(specs: readonly FlagSpec[], program: string): string 
     "A per-node CSI provisioner agent, a drop-in for external-provisioner --node-deployment.",
     "Environment: NODE_NAME (required), NAMESPACE and POD_NAME (with --enable-capacity; POD_NAME not with --capacity-owner-node), KUBECONFIG.",
     "Flags take Go syntax: -flag, --flag, --flag=value, --flag value (not for booleans).",
+    `Why is a claim Pending? ${program} explain [-n NAMESPACE] CLAIM (see ${program} explain --help).`,
   ];
   for (const section of SECTIONS) {
     lines.push("", `${SECTION_TITLES[section]}:`);

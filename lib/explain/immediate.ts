@@ -1,0 +1,101 @@
+/**
+ * The Immediate binding race as the cluster shows it (issue 17): before a
+ * node is selected, which nodes the class's allowedTopologies allow and which
+ * of those publish room for the request; the race's Warning when nobody can
+ * take the claim; once `selected-node` is set, the winner. Kept in one module
+ * so that it follows the race's own rules (lib/provision's mayRace once it
+ * lands) in one place.
+ */
+import type { Segments } from "../csi/types.ts";
+import type { StorageClass } from "../model/objects.ts";
+import { accessibilityRequirements } from "../topology/requirements.ts";
+import { type NodeCapacity, nodeLabel } from "./capacity.ts";
+import type { EventInfo, NodeInfo } from "./snapshot.ts";
+import { listText, sizeText } from "./words.ts";
+
+/** The Warning reason of the race's summary (and of a node's own decline). */
+export const NOT_ENOUGH_CAPACITY = "NotEnoughCapacity";
+
+/** What the race needs to know. */
+export interface RaceInput {
+  storageClass: StorageClass;
+  /** The selected node, "" before the race ends. */
+  selectedNode: string;
+  requestBytes: bigint | undefined;
+  nodes: readonly NodeInfo[];
+  rows: readonly NodeCapacity[];
+  /** The claim's events, oldest first. */
+  claimEvents: readonly EventInfo[];
+  /** The node's published segment, null when it published none. */
+  segmentOf: (node: string) => Segments | null;
+  strictTopology: boolean;
+  immediateBinding: boolean;
+}
+
+/** The race's state: a verdict while it blocks the claim, and the lines of its section. */
+export interface RaceStatus {
+  verdict: string | undefined;
+  lines: string[];
+}
+
+/** The race's state in words. */
+export function raceStatus(input: RaceInput): RaceStatus {
+  if (input.selectedNode !== "") {
+    return { verdict: undefined, lines: [`over: node ${input.selectedNode} won it`] };
+  }
+  if (!input.immediateBinding) {
+    const verdict = "Immediate binding, and the agents run with " +
+      "--node-deployment-immediate-binding=false: none of them provisions it";
+    return { verdict, lines: ["no race: the agents do not take Immediate claims"] };
+  }
+  const className = input.storageClass.metadata.name;
+  const allowed = input.nodes.filter((node) => isAllowed(input, node)).map((node) => node.name);
+  const fitting = input.rows.filter((row) =>
+    row.fits && row.nodes.some((n) => allowed.includes(n))
+  );
+  const lines = [
+    "not decided yet: no node is selected",
+    input.storageClass.allowedTopologies?.length
+      ? `allowed by the class's allowedTopologies: ${listText(allowed) || "no node"}`
+      : "the class has no allowedTopologies: every node may take it",
+    fitting.length > 0
+      ? `allowed and publishing enough: ${listText(fitting.map(rowText))}`
+      : input.rows.some((row) => row.nodes.some((node) => allowed.includes(node)))
+      ? "no allowed node publishes enough capacity"
+      : "no allowed node publishes capacity for the class",
+  ];
+  const summary = [...input.claimEvents].reverse().find((event) =>
+    event.reason === NOT_ENOUGH_CAPACITY
+  );
+  if (summary !== undefined) {
+    lines.push(`the race's last Warning (${summary.component}): ${summary.message}`);
+    return { verdict: `Immediate binding: no node can take it: ${summary.message}`, lines };
+  }
+  if (fitting.length > 0) {
+    const names = listText(fitting.map(nodeLabel));
+    return { verdict: `Immediate binding: waiting for the race among ${names}`, lines };
+  }
+  const request = input.requestBytes === undefined ? "the request" : sizeText(input.requestBytes);
+  const largest = input.rows.find((row) => row.nodes.some((node) => allowed.includes(node)));
+  const verdict = largest === undefined
+    ? `Immediate binding: waiting for the race; no allowed node publishes capacity for class ${className}, so each agent asks its driver`
+    : `Immediate binding: no allowed node has ${request} free in class ${className}; largest is ${
+      nodeLabel(largest)
+    } with ${sizeText(largest.capacityBytes)}`;
+  return { verdict, lines };
+}
+
+/** As the race's checkNode: some allowed term must fit the node's segment. */
+function isAllowed(input: RaceInput, node: NodeInfo): boolean {
+  const allowedTopologies = input.storageClass.allowedTopologies ?? [];
+  if (allowedTopologies.length === 0) return true;
+  const segment = input.segmentOf(node.name) ?? node.labels;
+  return accessibilityRequirements(
+    { segment, nodeName: node.name, allowedTopologies },
+    { strictTopology: input.strictTopology },
+  ).ok;
+}
+
+function rowText(row: NodeCapacity): string {
+  return `${nodeLabel(row)} (${sizeText(row.capacityBytes)})`;
+}

@@ -1,0 +1,26 @@
+/**
+ * What `explain` needs from the cluster: reads only. main.ts hands over
+ * lib/kube's ExplainReader; the unit tests an in-memory object.
+ */
+import type {
+  Claim,
+  PersistentVolume,
+  StorageClass,
+  VolumeAttributesClass,
+} from "../model/objects.ts";
+import type { StorageCapacity } from "../model/storage_capacity.ts";
+import type { CoreEvent, Node, Pod } from "../model/workload.ts";
+
+/** The reads; undefined for an object that does not exist. */
+export interface ExplainReads {
+  claim(namespace: string, name: string): Promise<Claim | undefined>;
+  namespaceExists(name: string): Promise<boolean | "unknown">;
+  storageClass(name: string): Promise<StorageClass | undefined>;
+  persistentVolume(name: string): Promise<PersistentVolume | undefined>;
+  persistentVolumes(): Promise<PersistentVolume[]>;
+  volumeAttributesClass(name: string): Promise<VolumeAttributesClass | undefined>;
+  nodes(): Promise<Node[]>;
+  storageCapacities(): Promise<StorageCapacity[]>;
+  pods(options: { namespace?: string; labelSelector?: string }): Promise<Pod[]>;
+  events(namespace: string, object: { kind: string; name: string }): Promise<CoreEvent[]>;
+}
