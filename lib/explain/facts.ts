@@ -88,6 +88,7 @@ function race(facts: Facts): RaceStatus | undefined {
   const { snapshot } = facts;
   if (snapshot.storageClass === undefined) return undefined;
   return raceStatus({
+    claim: snapshot.claim,
     storageClass: snapshot.storageClass,
     selectedNode: facts.selectedNode,
     requestBytes: facts.requestBytes,
@@ -96,6 +97,7 @@ function race(facts: Facts): RaceStatus | undefined {
     claimEvents: facts.claimEvents,
     segmentOf: (node) => nodeSegment(snapshot, node),
     strictTopology: facts.config.config.strictTopology,
+    topologySupported: facts.config.config.featureGates.Topology,
     immediateBinding: facts.config.config.nodeDeploymentImmediateBinding,
   });
 }

@@ -2,22 +2,21 @@
  * The Immediate binding race as the cluster shows it (issue 17): before a
  * node is selected, which nodes the class's allowedTopologies allow and which
  * of those publish room for the request; the race's Warning when nobody can
- * take the claim; once `selected-node` is set, the winner. Kept in one module
- * so that it follows the race's own rules (lib/provision's mayRace once it
- * lands) in one place.
+ * take the claim; once `selected-node` is set, the winner. Which nodes may
+ * race is the race's own predicate (lib/provision race_eligibility.ts
+ * mayRace), asked for each node.
  */
 import type { Segments } from "../csi/types.ts";
-import type { StorageClass } from "../model/objects.ts";
-import { accessibilityRequirements } from "../topology/requirements.ts";
+import type { Claim, StorageClass } from "../model/objects.ts";
+import { mayRace } from "../provision/race_eligibility.ts";
+import { NOT_ENOUGH_CAPACITY } from "../provision/race_report.ts";
 import { type NodeCapacity, nodeLabel } from "./capacity.ts";
 import type { EventInfo, NodeInfo } from "./snapshot.ts";
 import { listText, sizeText } from "./words.ts";
 
-/** The Warning reason of the race's summary (and of a node's own decline). */
-export const NOT_ENOUGH_CAPACITY = "NotEnoughCapacity";
-
 /** What the race needs to know. */
 export interface RaceInput {
+  claim: Claim;
   storageClass: StorageClass;
   /** The selected node, "" before the race ends. */
   selectedNode: string;
@@ -29,6 +28,8 @@ export interface RaceInput {
   /** The node's published segment, null when it published none. */
   segmentOf: (node: string) => Segments | null;
   strictTopology: boolean;
+  /** The agents' Topology feature gate (the driver is assumed to report its topology). */
+  topologySupported: boolean;
   immediateBinding: boolean;
 }
 
@@ -85,14 +86,17 @@ export function raceStatus(input: RaceInput): RaceStatus {
   return { verdict, lines };
 }
 
-/** As the race's checkNode: some allowed term must fit the node's segment. */
+/**
+ * The race's own predicate for the node, on the segment its agent published
+ * (else its labels). Topology only: explain does not read the claim's
+ * snapshot or clone source, so a node that would decline it for not
+ * holding the source still counts as allowed here.
+ */
 function isAllowed(input: RaceInput, node: NodeInfo): boolean {
-  const allowedTopologies = input.storageClass.allowedTopologies ?? [];
-  if (allowedTopologies.length === 0) return true;
   const segment = input.segmentOf(node.name) ?? node.labels;
-  return accessibilityRequirements(
-    { segment, nodeName: node.name, allowedTopologies },
-    { strictTopology: input.strictTopology },
+  return mayRace(
+    { claim: input.claim, storageClass: input.storageClass, node: { name: node.name, segment } },
+    { strictTopology: input.strictTopology, topologySupported: input.topologySupported },
   ).ok;
 }
 
