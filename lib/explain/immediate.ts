@@ -8,6 +8,7 @@
  */
 import type { Segments } from "../csi/types.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
+import type { SourceFacts } from "../provision/content_source.ts";
 import { mayRace } from "../provision/race_eligibility.ts";
 import { NOT_ENOUGH_CAPACITY } from "../provision/race_report.ts";
 import { type NodeCapacity, nodeLabel } from "./capacity.ts";
@@ -18,6 +19,8 @@ import { listText, sizeText } from "./words.ts";
 export interface RaceInput {
   claim: Claim;
   storageClass: StorageClass;
+  /** The claim's snapshot or clone source as the agents read it; undefined without one. */
+  source?: SourceFacts | undefined;
   /** The selected node, "" before the race ends. */
   selectedNode: string;
   requestBytes: bigint | undefined;
@@ -50,15 +53,17 @@ export function raceStatus(input: RaceInput): RaceStatus {
     return { verdict, lines: ["no race: the agents do not take Immediate claims"] };
   }
   const className = input.storageClass.metadata.name;
-  const allowed = input.nodes.filter((node) => isAllowed(input, node)).map((node) => node.name);
+  const byTopology = racers({ ...input, source: undefined });
+  const allowed = racers(input);
   const fitting = input.rows.filter((row) =>
     row.fits && row.nodes.some((n) => allowed.includes(n))
   );
   const lines = [
     "not decided yet: no node is selected",
     input.storageClass.allowedTopologies?.length
-      ? `allowed by the class's allowedTopologies: ${listText(allowed) || "no node"}`
+      ? `allowed by the class's allowedTopologies: ${listText(byTopology) || "no node"}`
       : "the class has no allowedTopologies: every node may take it",
+    ...sourceLines(input, { byTopology, allowed }),
     fitting.length > 0
       ? `allowed and publishing enough: ${listText(fitting.map(rowText))}`
       : input.rows.some((row) => row.nodes.some((node) => allowed.includes(node)))
@@ -87,17 +92,31 @@ export function raceStatus(input: RaceInput): RaceStatus {
 }
 
 /**
- * The race's own predicate for the node, on the segment its agent published
- * (else its labels). Topology only: explain does not read the claim's
- * snapshot or clone source, so a node that would decline it for not
- * holding the source still counts as allowed here.
+ * The nodes that may race: the race's own predicate for each node, on the
+ * segment its agent published (else the node's labels).
  */
-function isAllowed(input: RaceInput, node: NodeInfo): boolean {
-  const segment = input.segmentOf(node.name) ?? node.labels;
-  return mayRace(
-    { claim: input.claim, storageClass: input.storageClass, node: { name: node.name, segment } },
-    { strictTopology: input.strictTopology, topologySupported: input.topologySupported },
-  ).ok;
+function racers(input: RaceInput): string[] {
+  const options = {
+    strictTopology: input.strictTopology,
+    topologySupported: input.topologySupported,
+  };
+  return input.nodes.filter((node: NodeInfo) => {
+    const segment = input.segmentOf(node.name) ?? node.labels;
+    return mayRace({ ...input, node: { name: node.name, segment } }, options).ok;
+  }).map((node) => node.name);
+}
+
+/** Which of the nodes the topology allows hold a restore's or clone's source. */
+function sourceLines(
+  input: RaceInput,
+  nodes: { byTopology: string[]; allowed: string[] },
+): string[] {
+  if (input.source === undefined) return [];
+  const what = input.source.kind === "clone" ? "the claim it clones" : "its snapshot's volume";
+  if (nodes.allowed.length === nodes.byTopology.length) {
+    return [`${what}: no node is known to hold it alone, so every allowed node races`];
+  }
+  return [`holds ${what}, and so races: ${listText(nodes.allowed) || "no allowed node"}`];
 }
 
 function rowText(row: NodeCapacity): string {
