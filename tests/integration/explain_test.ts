@@ -358,7 +358,8 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
         );
         assertOneLine(
           await runExplain(["-n", NS, "bound", `--kubeconfig=${broken}`]),
-          `cannot use the kubeconfig ${broken}: it is not valid YAML or JSON`,
+          // lib/kube/credentials.ts's own message: where the YAML breaks, never what it says.
+          `kubeconfig ${broken}: is not valid YAML or JSON (deficient indentation at line 5, column 3)`,
         );
         const wrong = join(dir, "wrong-token");
         await Deno.writeTextFile(wrong, tokenKubeconfig(cluster, secret));
@@ -371,7 +372,7 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
         );
         assertOneLine(
           await runExplain(["x"], { KUBECONFIG: join(dir, "absent") }),
-          `cannot use the kubeconfig ${join(dir, "absent")}: no such file`,
+          `kubeconfig ${join(dir, "absent")}: cannot be read (ENOENT)`,
         );
       } finally {
         await Deno.remove(dir, { recursive: true });
