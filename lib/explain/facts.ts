@@ -5,6 +5,7 @@
  */
 import type { Config } from "../config/types.ts";
 import { ANN_SELECTED_NODE } from "../model/keys.ts";
+import { classifyDataSource } from "../provision/data_source.ts";
 import { requiredBytes } from "../provision/size.ts";
 import { agentConfig, agentOnNode, type AgentState } from "./agents.ts";
 import { nodeCapacities, type NodeCapacity } from "./capacity.ts";
@@ -88,7 +89,9 @@ function race(facts: Facts): RaceStatus | undefined {
   const { snapshot } = facts;
   if (snapshot.storageClass === undefined) return undefined;
   return raceStatus({
+    claim: snapshot.claim,
     storageClass: snapshot.storageClass,
+    source: agentsSource(facts),
     selectedNode: facts.selectedNode,
     requestBytes: facts.requestBytes,
     nodes: snapshot.nodes,
@@ -96,8 +99,19 @@ function race(facts: Facts): RaceStatus | undefined {
     claimEvents: facts.claimEvents,
     segmentOf: (node) => nodeSegment(snapshot, node),
     strictTopology: facts.config.config.strictTopology,
+    topologySupported: facts.config.config.featureGates.Topology,
     immediateBinding: facts.config.config.nodeDeploymentImmediateBinding,
   });
+}
+
+/** The claim's source as the agents read it: a cross-namespace one only with their feature gate. */
+function agentsSource(facts: Facts) {
+  const { claim, source } = facts.snapshot;
+  const { featureGates } = facts.config.config;
+  const classified = classifyDataSource(claim, {
+    crossNamespaceVolumeDataSource: featureGates.CrossNamespaceVolumeDataSource,
+  });
+  return classified.kind === "source" ? source : undefined;
 }
 
 /** The node an agent Event came from: `<driver>_<node>[_<id>]`. */

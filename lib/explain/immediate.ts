@@ -2,23 +2,25 @@
  * The Immediate binding race as the cluster shows it (issue 17): before a
  * node is selected, which nodes the class's allowedTopologies allow and which
  * of those publish room for the request; the race's Warning when nobody can
- * take the claim; once `selected-node` is set, the winner. Kept in one module
- * so that it follows the race's own rules (lib/provision's mayRace once it
- * lands) in one place.
+ * take the claim; once `selected-node` is set, the winner. Which nodes may
+ * race is the race's own predicate (lib/provision race_eligibility.ts
+ * mayRace), asked for each node.
  */
 import type { Segments } from "../csi/types.ts";
-import type { StorageClass } from "../model/objects.ts";
-import { accessibilityRequirements } from "../topology/requirements.ts";
+import type { Claim, StorageClass } from "../model/objects.ts";
+import type { SourceFacts } from "../provision/content_source.ts";
+import { mayRace } from "../provision/race_eligibility.ts";
+import { NOT_ENOUGH_CAPACITY } from "../provision/race_report.ts";
 import { type NodeCapacity, nodeLabel } from "./capacity.ts";
 import type { EventInfo, NodeInfo } from "./snapshot.ts";
 import { listText, sizeText } from "./words.ts";
 
-/** The Warning reason of the race's summary (and of a node's own decline). */
-export const NOT_ENOUGH_CAPACITY = "NotEnoughCapacity";
-
 /** What the race needs to know. */
 export interface RaceInput {
+  claim: Claim;
   storageClass: StorageClass;
+  /** The claim's snapshot or clone source as the agents read it; undefined without one. */
+  source?: SourceFacts | undefined;
   /** The selected node, "" before the race ends. */
   selectedNode: string;
   requestBytes: bigint | undefined;
@@ -29,6 +31,8 @@ export interface RaceInput {
   /** The node's published segment, null when it published none. */
   segmentOf: (node: string) => Segments | null;
   strictTopology: boolean;
+  /** The agents' Topology feature gate (the driver is assumed to report its topology). */
+  topologySupported: boolean;
   immediateBinding: boolean;
 }
 
@@ -49,15 +53,17 @@ export function raceStatus(input: RaceInput): RaceStatus {
     return { verdict, lines: ["no race: the agents do not take Immediate claims"] };
   }
   const className = input.storageClass.metadata.name;
-  const allowed = input.nodes.filter((node) => isAllowed(input, node)).map((node) => node.name);
+  const byTopology = racers({ ...input, source: undefined });
+  const allowed = racers(input);
   const fitting = input.rows.filter((row) =>
     row.fits && row.nodes.some((n) => allowed.includes(n))
   );
   const lines = [
     "not decided yet: no node is selected",
     input.storageClass.allowedTopologies?.length
-      ? `allowed by the class's allowedTopologies: ${listText(allowed) || "no node"}`
+      ? `allowed by the class's allowedTopologies: ${listText(byTopology) || "no node"}`
       : "the class has no allowedTopologies: every node may take it",
+    ...sourceLines(input, { byTopology, allowed }),
     fitting.length > 0
       ? `allowed and publishing enough: ${listText(fitting.map(rowText))}`
       : input.rows.some((row) => row.nodes.some((node) => allowed.includes(node)))
@@ -85,15 +91,32 @@ export function raceStatus(input: RaceInput): RaceStatus {
   return { verdict, lines };
 }
 
-/** As the race's checkNode: some allowed term must fit the node's segment. */
-function isAllowed(input: RaceInput, node: NodeInfo): boolean {
-  const allowedTopologies = input.storageClass.allowedTopologies ?? [];
-  if (allowedTopologies.length === 0) return true;
-  const segment = input.segmentOf(node.name) ?? node.labels;
-  return accessibilityRequirements(
-    { segment, nodeName: node.name, allowedTopologies },
-    { strictTopology: input.strictTopology },
-  ).ok;
+/**
+ * The nodes that may race: the race's own predicate for each node, on the
+ * segment its agent published (else the node's labels).
+ */
+function racers(input: RaceInput): string[] {
+  const options = {
+    strictTopology: input.strictTopology,
+    topologySupported: input.topologySupported,
+  };
+  return input.nodes.filter((node: NodeInfo) => {
+    const segment = input.segmentOf(node.name) ?? node.labels;
+    return mayRace({ ...input, node: { name: node.name, segment } }, options).ok;
+  }).map((node) => node.name);
+}
+
+/** Which of the nodes the topology allows hold a restore's or clone's source. */
+function sourceLines(
+  input: RaceInput,
+  nodes: { byTopology: string[]; allowed: string[] },
+): string[] {
+  if (input.source === undefined) return [];
+  const what = input.source.kind === "clone" ? "the claim it clones" : "its snapshot's volume";
+  if (nodes.allowed.length === nodes.byTopology.length) {
+    return [`${what}: no node is known to hold it alone, so every allowed node races`];
+  }
+  return [`holds ${what}, and so races: ${listText(nodes.allowed) || "no allowed node"}`];
 }
 
 function rowText(row: NodeCapacity): string {

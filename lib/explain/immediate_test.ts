@@ -1,6 +1,11 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { agentPod, capacity, NODES, snapshot, unselected } from "../../tests/builders/explain.ts";
-import { storageClass, TOPOLOGY_KEY } from "../../tests/builders/provision.ts";
+import {
+  sourceClaim,
+  sourceVolume,
+  storageClass,
+  TOPOLOGY_KEY,
+} from "../../tests/builders/provision.ts";
 import { explainSnapshot } from "./explain.ts";
 import type { ExplainSnapshot } from "./snapshot.ts";
 
@@ -86,4 +91,24 @@ Deno.test("without published capacity the race is still on: each agent asks its 
       "class fast, so each agent asks its driver",
   );
   strictEqual(race[2], "no allowed node publishes capacity for the class");
+});
+
+Deno.test("an Immediate clone: only the node that holds its source races, as the agents decide", () => {
+  const clone = unselected();
+  clone.spec.dataSource = { kind: "PersistentVolumeClaim", name: "origin" };
+  const { verdict, race } = explainImmediate({
+    claim: clone,
+    source: {
+      kind: "clone",
+      claim: { ok: true, value: sourceClaim() },
+      volume: { ok: true, value: sourceVolume({ node: "node-a" }) },
+    },
+  });
+  strictEqual(verdict, "Pending: Immediate binding: waiting for the race among node-a");
+  deepStrictEqual(race, [
+    "not decided yet: no node is selected",
+    "the class has no allowedTopologies: every node may take it",
+    "holds the claim it clones, and so races: node-a",
+    "allowed and publishing enough: node-a (10Gi)",
+  ]);
 });

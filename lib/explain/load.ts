@@ -4,8 +4,11 @@
  * namespace that does not exist is a value, not an exception.
  */
 import { claimStorageClassName } from "../provision/claim_class.ts";
+import type { SourceFacts } from "../provision/content_source.ts";
+import { readClaimSourceFacts } from "../provision/source_loader.ts";
 import { MANAGED_BY_BASE } from "../capacity/labels.ts";
-import { DRIVER_NAME_LABEL, MANAGED_BY_LABEL } from "../model/keys.ts";
+import { ANN_SELECTED_NODE, DRIVER_NAME_LABEL, MANAGED_BY_LABEL } from "../model/keys.ts";
+import type { Claim } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { CoreEvent, Pod } from "../model/workload.ts";
 import type { ExplainReads } from "./ports.ts";
@@ -35,8 +38,8 @@ export async function loadSnapshot(
   const className = claimStorageClassName(claim);
   const volumeName = claim.spec.volumeName ?? "";
   const vacName = claim.spec.volumeAttributesClassName ?? "";
-  const [storageClass, volume, vac, nodes, capacities, agentPods, namespacePods] = await Promise
-    .all([
+  const [storageClass, volume, vac, nodes, capacities, agentPods, namespacePods, source] =
+    await Promise.all([
       className === "" ? undefined : reads.storageClass(className),
       volumeName === "" ? reads.persistentVolumes() : reads.persistentVolume(volumeName),
       vacName === "" ? undefined : reads.volumeAttributesClass(vacName),
@@ -44,6 +47,7 @@ export async function loadSnapshot(
       reads.storageCapacities(),
       reads.pods({ labelSelector: target.agentSelector }),
       reads.pods({ namespace }),
+      raceSource(reads, claim),
     ]);
   const consumers = namespacePods.map(podInfo).filter((pod) => pod.claimNames.includes(name));
   const eventLists = await Promise.all([
@@ -61,6 +65,7 @@ export async function loadSnapshot(
         ? volume.find((pv) => pv.spec.claimRef?.uid === claim.metadata.uid)
         : undefined,
       volumeAttributesClass: vac,
+      source,
       agentDrivers: agentDrivers(capacities),
       nodes: nodes.map((node) => ({
         name: node.metadata.name,
@@ -73,6 +78,29 @@ export async function loadSnapshot(
       now: now.toISOString(),
     },
   };
+}
+
+/**
+ * What the Immediate binding race reads about the claim's snapshot or clone
+ * source, read the same way (source_loader.ts), only while the claim is up
+ * for the race; a cross-namespace source is read too, and facts.ts leaves
+ * it out when the agents' feature gate refuses it. A failed read (RBAC, no
+ * snapshot API) is a fact: no node is known to hold the source.
+ */
+function raceSource(reads: ExplainReads, claim: Claim): Promise<SourceFacts | undefined> {
+  const selected = claim.metadata.annotations?.[ANN_SELECTED_NODE] ?? "";
+  if (selected !== "" || (claim.spec.volumeName ?? "") !== "") return Promise.resolve(undefined);
+  return readClaimSourceFacts(claim, {
+    api: {
+      // The snapshot read tells: a 404 when the API is not served.
+      snapshotsServed: () => Promise.resolve(true),
+      readVolumeSnapshot: (ref) => reads.volumeSnapshot(ref.namespace, ref.name),
+      readVolumeSnapshotContent: (name) => reads.volumeSnapshotContent(name),
+      readPersistentVolume: (name) => reads.persistentVolume(name),
+    },
+    claims: { readClaim: (ref) => reads.claim(ref.namespace, ref.name) },
+    volumes: { get: () => undefined, list: () => [] },
+  }, { crossNamespaceVolumeDataSource: true });
 }
 
 async function missing(reads: ExplainReads, target: ExplainTarget): Promise<string> {

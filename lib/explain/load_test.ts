@@ -1,7 +1,13 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { Claim } from "../model/objects.ts";
 import type { CoreEvent, Pod } from "../model/workload.ts";
-import { claim, CLAIM_UID, storageClass } from "../../tests/builders/provision.ts";
+import {
+  claim,
+  CLAIM_UID,
+  sourceClaim,
+  sourceVolume,
+  storageClass,
+} from "../../tests/builders/provision.ts";
 import { capacity } from "../../tests/builders/explain.ts";
 import { loadSnapshot } from "./load.ts";
 import type { ExplainReads } from "./ports.ts";
@@ -52,6 +58,8 @@ function reads(overrides: Partial<ExplainReads> = {}): ExplainReads & { asked: s
         { metadata: { name: "pv-made" }, spec: { claimRef: { uid: CLAIM_UID } } },
       ]),
     volumeAttributesClass: () => Promise.resolve(undefined),
+    volumeSnapshot: () => Promise.resolve(undefined),
+    volumeSnapshotContent: () => Promise.resolve(undefined),
     nodes: () => Promise.resolve([{ metadata: { name: "node-a", labels: { k: "v" } } }]),
     storageCapacities: () =>
       Promise.resolve([
@@ -128,4 +136,38 @@ Deno.test("a claim without a class reads no class", async () => {
   );
   strictEqual(loaded.kind === "snapshot" && loaded.snapshot.className, "");
   strictEqual(classReads, 0);
+});
+
+Deno.test("a clone up for the race: its source claim and that claim's PV are read; once selected, not", async () => {
+  const clone = (annotations: Record<string, string>): Claim =>
+    claim({
+      metadata: { annotations },
+      spec: { dataSource: { kind: "PersistentVolumeClaim", name: "origin" } },
+    });
+  const asked: string[] = [];
+  const world = (target: Claim) =>
+    reads({
+      claim: (_ns, name) => {
+        asked.push(`claim ${name}`);
+        return Promise.resolve(name === "data" ? target : sourceClaim());
+      },
+      persistentVolume: (name) => {
+        asked.push(`pv ${name}`);
+        return Promise.resolve(sourceVolume({ node: "node-b" }));
+      },
+    });
+  const unowned = await loadSnapshot(world(clone({})), TARGET);
+  if (unowned.kind !== "snapshot") throw new Error(unowned.message);
+  deepStrictEqual(unowned.snapshot.source, {
+    kind: "clone",
+    claim: { ok: true, value: sourceClaim() },
+    volume: { ok: true, value: sourceVolume({ node: "node-b" }) },
+  });
+  deepStrictEqual(asked.splice(0), ["claim data", "claim origin", "pv pv-origin"]);
+  const selected = await loadSnapshot(
+    world(clone({ "volume.kubernetes.io/selected-node": "node-b" })),
+    TARGET,
+  );
+  strictEqual(selected.kind === "snapshot" && selected.snapshot.source, undefined);
+  deepStrictEqual(asked, ["claim data"]);
 });

@@ -7,6 +7,8 @@ import type {
   PersistentVolume,
   StorageClass,
   VolumeAttributesClass,
+  VolumeSnapshot,
+  VolumeSnapshotContent,
 } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { CoreEvent, Node, Pod } from "../model/workload.ts";
@@ -19,6 +21,9 @@ export interface ExplainReads {
   persistentVolume(name: string): Promise<PersistentVolume | undefined>;
   persistentVolumes(): Promise<PersistentVolume[]>;
   volumeAttributesClass(name: string): Promise<VolumeAttributesClass | undefined>;
+  /** A restore's source; undefined also when the VolumeSnapshot API is not served. */
+  volumeSnapshot(namespace: string, name: string): Promise<VolumeSnapshot | undefined>;
+  volumeSnapshotContent(name: string): Promise<VolumeSnapshotContent | undefined>;
   nodes(): Promise<Node[]>;
   storageCapacities(): Promise<StorageCapacity[]>;
   pods(options: { namespace?: string; labelSelector?: string }): Promise<Pod[]>;

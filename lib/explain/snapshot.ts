@@ -11,6 +11,7 @@ import type {
   VolumeAttributesClass,
 } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
+import type { SourceFacts } from "../provision/content_source.ts";
 
 /** A Node's name and labels (its topology). */
 export interface NodeInfo {
@@ -68,6 +69,12 @@ export interface ExplainSnapshot {
   madeFor: PersistentVolume | undefined;
   /** The VolumeAttributesClass the claim names, when it exists. */
   volumeAttributesClass: VolumeAttributesClass | undefined;
+  /**
+   * What was read about the claim's snapshot or clone source while it is up
+   * for the Immediate binding race (lib/provision source_loader.ts);
+   * undefined without one, or once a node is selected.
+   */
+  source?: SourceFacts | undefined;
   nodes: NodeInfo[];
   /**
    * The drivers the agents publish capacity for (the driver label of node-mode

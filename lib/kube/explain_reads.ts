@@ -9,11 +9,14 @@ import type {
   PersistentVolume,
   StorageClass,
   VolumeAttributesClass,
+  VolumeSnapshot,
+  VolumeSnapshotContent,
 } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { CoreEvent, Node, Pod } from "../model/workload.ts";
 import type { KubeRest } from "./rest.ts";
 import { hasStatus } from "./rest_types.ts";
+import { readVolumeSnapshot, readVolumeSnapshotContent } from "./snapshots.ts";
 
 /** A list's items (one page: explain reads a limited number). */
 interface List<T> {
@@ -59,6 +62,14 @@ export class ExplainReader {
 
   volumeAttributesClass(name: string): Promise<VolumeAttributesClass | undefined> {
     return this.#get(`/apis/storage.k8s.io/v1/volumeattributesclasses/${enc(name)}`);
+  }
+
+  volumeSnapshot(namespace: string, name: string): Promise<VolumeSnapshot | undefined> {
+    return readVolumeSnapshot(this.#rest, { namespace, name });
+  }
+
+  volumeSnapshotContent(name: string): Promise<VolumeSnapshotContent | undefined> {
+    return readVolumeSnapshotContent(this.#rest, name);
   }
 
   nodes(): Promise<Node[]> {

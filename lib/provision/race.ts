@@ -23,11 +23,13 @@ import type { Claim, StorageClass } from "../model/objects.ts";
 import { type Clock, realClock } from "../queue/clock.ts";
 import { JitteredExponentialRateLimiter } from "../queue/rate_limiters.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
+import type { SourceFacts } from "./content_source.ts";
 import type { RaceDeps, RaceOptions } from "./race_ports.ts";
 import { Commitments } from "./race_commitments.ts";
 import { mayRace } from "./race_eligibility.ts";
 import { RaceReporter } from "./race_report.ts";
 import { takeTurn, type Turn, unowned } from "./race_turn.ts";
+import { readClaimSourceFacts } from "./source_loader.ts";
 
 /** One claim this node races for (or, when it may not race, watches for the summary). */
 export interface Race {
@@ -41,6 +43,8 @@ export interface Race {
   due: boolean;
   /** Aborted when the race ends during a turn. */
   turn: AbortController | undefined;
+  /** The claim's snapshot or clone source, read once when the race starts. */
+  source: SourceFacts | undefined;
 }
 
 const DONE: HandleOutcome = { kind: "done" };
@@ -89,8 +93,11 @@ export class OwnershipRace {
       race = undefined;
     }
     if (race === undefined) {
-      if (!this.#mayTrack(target)) return DONE;
-      race = this.#start(key, claim.metadata.uid);
+      const source = await this.#readSource(claim, signal);
+      // The claim may have been taken, or the race started, while its source was read.
+      if (this.#races.has(key) || !this.#stillUnowned(key, claim)) return DONE;
+      if (!this.#mayTrack({ ...target, source })) return DONE;
+      race = this.#start(key, { uid: claim.metadata.uid, source });
     }
     if (!race.due) {
       if (race.timer === undefined) this.#schedule(race, this.#firstDelay(race, target));
@@ -146,14 +153,15 @@ export class OwnershipRace {
     for (const race of [...this.#races.values()]) this.#end(race);
   }
 
-  #start(key: string, uid: string): Race {
+  #start(key: string, facts: { uid: string; source: SourceFacts | undefined }): Race {
     const race: Race = {
       key,
-      uid,
+      uid: facts.uid,
       since: this.#clock.now(),
       timer: undefined,
       due: false,
       turn: undefined,
+      source: facts.source,
     };
     this.#races.set(key, race);
     this.#deps.metrics.racing(this.#races.size);
@@ -161,10 +169,34 @@ export class OwnershipRace {
   }
 
   /**
-   * A node outside the class's allowedTopologies never races for the claim;
-   * it keeps track of it only when it may have to summarize it.
+   * The facts about the claim's snapshot or clone source, once per race: a
+   * read that fails leaves the source's node unknown, and every node races.
    */
-  #mayTrack(target: { key: string; claim: Claim; storageClass: StorageClass }): boolean {
+  #readSource(claim: Claim, signal: AbortSignal): Promise<SourceFacts | undefined> {
+    return readClaimSourceFacts(claim, this.#deps.sources, {
+      crossNamespaceVolumeDataSource: this.#options.prepare.crossNamespaceVolumeDataSource,
+      signal,
+    });
+  }
+
+  #stillUnowned(key: string, claim: Claim): boolean {
+    const latest = this.#deps.claims.get(key);
+    return latest !== undefined && latest.metadata.uid === claim.metadata.uid && unowned(latest);
+  }
+
+  /**
+   * A node outside the class's allowedTopologies, or that does not hold the
+   * claim's source, never races for the claim; it keeps track of it only
+   * when it may have to summarize it.
+   */
+  #mayTrack(
+    target: {
+      key: string;
+      claim: Claim;
+      storageClass: StorageClass;
+      source?: SourceFacts | undefined;
+    },
+  ): boolean {
     const verdict = this.#verdict(target);
     if (verdict.ok || this.#reporter.summarizes) return true;
     this.#deps.logger.debug({ claim: target.key }, verdict.message);
@@ -172,7 +204,7 @@ export class OwnershipRace {
     return false;
   }
 
-  #verdict(target: { claim: Claim; storageClass: StorageClass }) {
+  #verdict(target: { claim: Claim; storageClass: StorageClass; source?: SourceFacts | undefined }) {
     const node = { name: this.#options.nodeName, segment: this.#options.prepare.segment };
     return mayRace({ ...target, node }, this.#options.prepare);
   }
@@ -182,7 +214,9 @@ export class OwnershipRace {
    * the volume; for a node that may not race, the time of the first summary.
    */
   #firstDelay(race: Race, target: { claim: Claim; storageClass: StorageClass }): number {
-    if (!this.#verdict(target).ok) return this.#reporter.nextCheckMs(race);
+    if (!this.#verdict({ ...target, source: race.source }).ok) {
+      return this.#reporter.nextCheckMs(race);
+    }
     return this.#limiter.when(race.uid) *
       this.#reporter.delayFactor(this.#context(), race.key, target);
   }

@@ -3,12 +3,14 @@
  * ownership race: pure, and asked for any node whose topology segment is
  * known, so that the same answer decides whether this node races and which
  * publishing nodes count when one agent summarizes why nobody took a claim.
- * Later rules (a snapshot or clone source that only one node holds) extend
- * it here, and both uses follow.
+ * The rules: the class's allowedTopologies, then the claim's snapshot or
+ * clone source, which with node-local storage only one node holds.
  */
 import type { Segments } from "../csi/types.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
 import { accessibilityRequirements } from "../topology/requirements.ts";
+import type { SourceFacts } from "./content_source.ts";
+import { sourceRaceVerdict } from "./source_holder.ts";
 
 /** A node as the race knows it: its name (for messages) and its segment. */
 export interface RaceNode {
@@ -22,6 +24,11 @@ export interface RaceInput {
   claim: Claim;
   storageClass: StorageClass;
   node: RaceNode;
+  /**
+   * What was read about the claim's snapshot or clone source
+   * (source_loader.ts readClaimSourceFacts); undefined without one.
+   */
+  source?: SourceFacts | undefined;
 }
 
 /** The flags the rules read. */
@@ -32,7 +39,7 @@ export interface RaceRuleOptions {
 }
 
 /** Why a node stays out of the race for a claim. */
-export type RaceExclusion = "topology";
+export type RaceExclusion = "topology" | "source";
 
 /** The answer; `message` is for the debug log. */
 export type RaceVerdict =
@@ -42,12 +49,24 @@ export type RaceVerdict =
 const MAY_RACE: RaceVerdict = { ok: true };
 
 /**
+ * The node races when the class's allowedTopologies allow it
+ * (allowedByTopology) and, for a restore or a clone, when it holds the
+ * source (source_holder.ts sourceRaceVerdict: beyond upstream, which lets
+ * every node race and the winner fail CreateVolume for ever).
+ */
+export function mayRace(input: RaceInput, options: RaceRuleOptions): RaceVerdict {
+  const allowed = allowedByTopology(input, options);
+  if (!allowed.ok) return allowed;
+  return sourceRaceVerdict(input.source, input.node);
+}
+
+/**
  * As upstream's checkNode (pkg/controller/controller.go): with topology and
  * a class that has allowedTopologies, the node races only when the
  * accessibility requirements for it can be built, i.e. some allowed term
  * is a subset of its segment (both with and without --strict-topology).
  */
-export function mayRace(input: RaceInput, options: RaceRuleOptions): RaceVerdict {
+function allowedByTopology(input: RaceInput, options: RaceRuleOptions): RaceVerdict {
   const allowed = input.storageClass.allowedTopologies ?? [];
   if (allowed.length === 0 || !options.topologySupported) return MAY_RACE;
   const requirements = accessibilityRequirements(

@@ -1,7 +1,15 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { StorageClass } from "../model/objects.ts";
 import { mayRace } from "./race_eligibility.ts";
-import { claim, NODE, storageClass, TOPOLOGY_KEY } from "../../tests/builders/provision.ts";
+import type { CloneFacts } from "./content_source.ts";
+import {
+  claim,
+  NODE,
+  sourceClaim,
+  sourceVolume,
+  storageClass,
+  TOPOLOGY_KEY,
+} from "../../tests/builders/provision.ts";
 
 const immediate = (allowed?: StorageClass["allowedTopologies"]) =>
   storageClass({
@@ -53,4 +61,25 @@ Deno.test("mayRace: a node outside allowedTopologies never races, with upstream'
 Deno.test("mayRace: without topology support allowedTopologies cannot be checked, as upstream", () => {
   const input = { claim: claim(), storageClass: immediate(allowing("node-b")), node };
   strictEqual(mayRace(input, { strictTopology: true, topologySupported: false }).ok, true);
+});
+
+Deno.test("mayRace: only the node that holds a clone's source races for it", () => {
+  const clone = claim({ spec: { dataSource: { kind: "PersistentVolumeClaim", name: "origin" } } });
+  const source: CloneFacts = {
+    kind: "clone",
+    claim: { ok: true, value: sourceClaim() },
+    volume: { ok: true, value: sourceVolume({ node: "node-b" }) },
+  };
+  const holder = { name: "node-b", segment: { [TOPOLOGY_KEY]: "node-b" } };
+  const input = { claim: clone, storageClass: immediate(), source };
+  strictEqual(mayRace({ ...input, node: holder }, strict).ok, true);
+  deepStrictEqual(mayRace({ ...input, node }, strict), {
+    ok: false,
+    reason: "source",
+    message: 'node-a does not hold the claim it clones (PersistentVolume "pv-origin" is on ' +
+      `the node with ${TOPOLOGY_KEY}=node-b)`,
+  });
+  const outside = { ...input, storageClass: immediate(allowing("node-c")), node: holder };
+  const excluded = mayRace(outside, strict);
+  strictEqual(excluded.ok ? "races" : excluded.reason, "topology", "allowedTopologies first");
 });

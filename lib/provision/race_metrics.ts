@@ -11,13 +11,13 @@ export function createRaceMetrics(registry: Registry): RaceMetrics {
   const racing = new Gauge({
     name: "csi_node_provisioner_immediate_binding_races",
     help:
-      "Claims of Immediate StorageClasses with no node selected that this agent is racing for (or, outside their allowedTopologies, keeping track of to report that no node can take them).",
+      "Claims of Immediate StorageClasses with no node selected that this agent is racing for (or, outside their allowedTopologies or without their source, keeping track of to report that no node can take them).",
     registers: [registry],
   });
   const declines = new Counter({
     name: "csi_node_provisioner_immediate_binding_declines_total",
     help:
-      "Turns of the Immediate binding race in which this node did not try to own the claim, by reason: topology (outside the class's allowedTopologies), published-capacity (its own CSIStorageCapacity is below the request; no GetCapacity), capacity (GetCapacity: too little), capacity-check-failed (GetCapacity timed out or the driver was unavailable).",
+      "Turns of the Immediate binding race in which this node did not try to own the claim, by reason: topology (outside the class's allowedTopologies), source (the claim restores or clones a volume another node holds), published-capacity (its own CSIStorageCapacity is below the request; no GetCapacity), capacity (GetCapacity: too little), capacity-check-failed (GetCapacity timed out or the driver was unavailable).",
     labelNames: ["reason"],
     registers: [registry],
   });

@@ -1,8 +1,9 @@
 /**
  * What the Immediate binding race needs from the world and how it is set
  * up: narrow ports (the claim patch, GetCapacity, every node's published
- * capacity), its metrics, and the flags it reads. main.ts passes the real
- * adapters through start.ts; unit tests pass small fakes.
+ * capacity, the reads of a claim's data source), its metrics, and the
+ * flags it reads. main.ts passes the real adapters through start.ts; unit
+ * tests pass small fakes.
  */
 import type { Logger } from "../log/logger.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
@@ -12,6 +13,7 @@ import type { HandleOutcome } from "../queue/workers.ts";
 import type { EventRecorder, Lookup } from "./ports.ts";
 import type { CapacityCheckCsi } from "./race_check.ts";
 import type { ProvisionOptions } from "./request.ts";
+import type { SourceReads } from "./source_loader.ts";
 
 /** The claim write of the race. */
 export interface RaceApi {
@@ -32,6 +34,8 @@ export interface PublishedCapacities {
 export type DeclineReason =
   /** The class's allowedTopologies exclude this node. */
   | "topology"
+  /** The claim restores or clones a volume that another node holds. */
+  | "source"
   /** This node's own published capacity is below the request (no GetCapacity asked). */
   | "published-capacity"
   /** GetCapacity: no topology of this node has room. */
@@ -58,6 +62,8 @@ export interface RaceDeps {
   csi: CapacityCheckCsi;
   /** With --enable-capacity. */
   capacities?: PublishedCapacities;
+  /** Where a claim's snapshot or clone source is read, once per race. */
+  sources: SourceReads;
   events: EventRecorder;
   metrics: RaceMetrics;
   /** Puts a claim key back on the claim queue (its turn has come). */

@@ -7,7 +7,8 @@
  *   i.e. --capacity-for-immediate-binding on the nodes), every agent reads
  *   every node's figures for the class, and exactly one agent, chosen by
  *   rendezvous hashing of the claim's uid over the publishing nodes that
- *   may race, writes one summary: one event per claim, not one per node.
+ *   may race (allowedTopologies, and the claim's source: race_eligibility.ts
+ *   mayRace, asked for each publisher's segment), writes one summary: one event per claim, not one per node.
  * - Without them, each node reports its own decline (how much it has).
  *
  * Also here: the delay factor that lets a node with room for many such
@@ -17,6 +18,7 @@
 import { type Clock, realClock } from "../queue/clock.ts";
 import { claimSubject } from "./context.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
+import type { SourceFacts } from "./content_source.ts";
 import type { Race } from "./race.ts";
 import { mayRace } from "./race_eligibility.ts";
 import type { RaceDeps, RaceOptions } from "./race_ports.ts";
@@ -81,7 +83,7 @@ export class RaceReporter {
     if (now - race.since <= this.#options.maxDelayMs) return;
     const last = this.#reportedAt.get(race.uid);
     if (last !== undefined && now - last < (this.#options.reportEveryMs ?? HOUR_MS)) return;
-    const summary = this.#summary(target);
+    const summary = this.#summary({ ...target, source: race.source });
     const message = summary === undefined ? this.#ownDecline(target) : summary;
     if (message === null || message === undefined) return;
     this.#reportedAt.set(race.uid, now);
@@ -99,7 +101,9 @@ export class RaceReporter {
   }
 
   /** The summary when this agent is its reporter; null when nothing is to be said; undefined without figures. */
-  #summary(target: { claim: Claim; storageClass: StorageClass }): string | null | undefined {
+  #summary(
+    target: { claim: Claim; storageClass: StorageClass; source: SourceFacts | undefined },
+  ): string | null | undefined {
     const { capacities } = this.#deps;
     const { publisher } = this.#options;
     const size = requiredBytes(target.claim);

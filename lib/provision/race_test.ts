@@ -4,7 +4,12 @@
  * Warnings about claims nobody can take, for one agent and for ten.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { storageClass, TOPOLOGY_KEY } from "../../tests/builders/provision.ts";
+import {
+  sourceClaim,
+  sourceVolume,
+  storageClass,
+  TOPOLOGY_KEY,
+} from "../../tests/builders/provision.ts";
 import {
   addClaim,
   changeClaim,
@@ -174,6 +179,23 @@ Deno.test("a node outside the class's allowedTopologies never races", async () =
   deepStrictEqual(outside.patches, []);
   strictEqual(outside.capacityCalls, 0);
   deepStrictEqual(inside.patches, ["data@42->node-b"]);
+});
+
+Deno.test("only the node that holds a clone's source races for it: the others never patch selected-node", async () => {
+  const world = raceWorld(IMMEDIATE);
+  world.sourceClaims.set("apps/origin", sourceClaim());
+  world.sources.volumes.set("pv-origin", sourceVolume({ node: "node-b" }));
+  const agents = ["node-a", "node-b", "node-c"].map((node) => raceAgent(world, { node }));
+  const [elsewhere, , other] = agents;
+  const clone = unownedClaim("copy");
+  clone.spec.dataSource = { kind: "PersistentVolumeClaim", name: "origin" };
+  await addClaim(world, agents, clone);
+  deepStrictEqual(agents.map((agent) => agent.race.size), [0, 1, 0]);
+  deepStrictEqual(elsewhere!.declines, ["source"]);
+  deepStrictEqual(other!.declines, ["source"]);
+  await runFor(world, agents, 1000);
+  deepStrictEqual(agents.map((agent) => agent.patches), [[], ["copy@42->node-b"], []]);
+  strictEqual(elsewhere!.capacityCalls + other!.capacityCalls, 0);
 });
 
 Deno.test("10 nodes, 50 claims that fit nowhere: 50 summaries (one agent each) after the max delay, again after an hour", async () => {

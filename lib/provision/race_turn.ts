@@ -1,8 +1,8 @@
 /**
  * One turn of the Immediate binding race, once the delay is over: may this
- * node race at all, does the volume fit here (this node's published
- * capacity first, then GetCapacity), is the claim still nobody's in the
- * cache, and then the patch of selected-node. The outcome tells the race
+ * node race at all (allowedTopologies, the claim's source), does the volume
+ * fit here (this node's published capacity first, then GetCapacity), is the
+ * claim still nobody's in the cache, and then the patch of selected-node. The outcome tells the race
  * what follows; nothing here waits on a timer.
  */
 import { ANN_SELECTED_NODE } from "../model/keys.ts";
@@ -87,8 +87,9 @@ export async function takeTurn(
 ): Promise<Turn> {
   const { deps, options } = context;
   const { claim, storageClass } = target;
+  const node = { name: options.nodeName, segment: options.prepare.segment };
   const verdict = mayRace(
-    { claim, storageClass, node: { name: options.nodeName, segment: options.prepare.segment } },
+    { claim, storageClass, node, source: target.race.source },
     options.prepare,
   );
   if (!verdict.ok) {

@@ -22,9 +22,12 @@ import type {
 import { type ClaimSource, classifyDataSource } from "./data_source.ts";
 import type { DataSourceApi, ListedLookup, ProvisionApi } from "./ports.ts";
 
-/** What the loader reads through. */
+/** What the loader reads through (reads only: `explain` passes its own). */
 export interface SourceReads {
-  api: DataSourceApi;
+  api: Pick<
+    DataSourceApi,
+    "snapshotsServed" | "readVolumeSnapshot" | "readVolumeSnapshotContent" | "readPersistentVolume"
+  >;
   /** Claims, read from the API server (the claim cache holds only unbound claims). */
   claims: Pick<ProvisionApi, "readClaim">;
   /** This node's PVs. */

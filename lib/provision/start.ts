@@ -170,6 +170,7 @@ function startRace(
       api: parts.api,
       csi: parts.csi,
       ...(parts.published === undefined ? {} : { capacities: parts.published.capacities }),
+      sources: { api: parts.sources, claims: parts.api, volumes: parts.volumes },
       events: parts.events,
       metrics: createRaceMetrics(parts.registry),
       enqueue: (key) => queue.add(key),

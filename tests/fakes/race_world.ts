@@ -3,8 +3,8 @@
  * fake time (unit tests only): a shared claim cache, a driver whose
  * GetCapacity answers a fixed size (or hangs), an API whose selectNode
  * answers as told, and every event, decline and patch recorded. Several
- * agents may share one world (the same claims, clock and published
- * capacity), as the nodes of a cluster share one API server.
+ * agents may share one world (the same claims, clock, published capacity
+ * and data sources), as the nodes of a cluster share one API server.
  */
 import type { GetCapacityResponse } from "../../lib/csi/types.ts";
 import type { EventRecord } from "../../lib/model/events.ts";
@@ -21,6 +21,7 @@ import {
   TOPOLOGY_KEY,
 } from "../builders/provision.ts";
 import { FakeClock } from "./clock.ts";
+import { FakeDataSources } from "./data_sources.ts";
 
 export const GI = 1024n ** 3n;
 
@@ -58,10 +59,21 @@ export interface RaceWorld {
   /** Every node's published capacity (read only when an agent publishes). */
   published: PublishedCapacity[];
   storageClass: StorageClass;
+  /** Snapshots, contents and PVs, as the API server answers every agent. */
+  sources: FakeDataSources;
+  /** Claims read from the API server (the sources of clones), by "namespace/name". */
+  sourceClaims: Map<string, Claim>;
 }
 
 export function raceWorld(storageClass: StorageClass): RaceWorld {
-  return { clock: new FakeClock(), claims: new Map(), published: [], storageClass };
+  return {
+    clock: new FakeClock(),
+    claims: new Map(),
+    published: [],
+    storageClass,
+    sources: new FakeDataSources(),
+    sourceClaims: new Map(),
+  };
 }
 
 /** How one agent of the world behaves. */
@@ -107,6 +119,13 @@ export function raceAgent(world: RaceWorld, setup: AgentSetup): AgentRecord {
       },
     },
     ...(setup.publishes ? { capacities: { forClass: () => world.published } } : {}),
+    sources: {
+      api: world.sources,
+      claims: {
+        readClaim: (ref) => Promise.resolve(world.sourceClaims.get(`${ref.namespace}/${ref.name}`)),
+      },
+      volumes: { get: () => undefined, list: () => [] },
+    },
     events: { record: (event) => record.events.push(event) },
     metrics: {
       racing: () => {},

@@ -35,10 +35,12 @@ export async function createClaimOn(
     node: string;
     dataSource?: { kind: "VolumeSnapshot" | "PersistentVolumeClaim"; name: string };
     pod?: boolean;
+    /** Default: the cluster's fast class. */
+    storageClass?: string;
   },
 ): Promise<V1PersistentVolumeClaim> {
   const body = claimObject(options.name, {
-    storageClass: cluster.storageClassName("fast"),
+    storageClass: options.storageClass ?? cluster.storageClassName("fast"),
     size: "1Gi",
   });
   if (options.dataSource) {

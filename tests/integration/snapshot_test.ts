@@ -12,7 +12,8 @@
  * csi-driver-host-path's CreateVolume, which never stores ParentVolID);
  * a source on another node is explained
  * without any CreateVolume there (a restore and a clone), and a pre-provisioned snapshot of unknown
- * place is tried and its NotFound explained.
+ * place is tried and its NotFound explained. For an Immediate clone only the node that holds the
+ * source takes part in the ownership race.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -41,6 +42,7 @@ import {
   volumeDirectory,
   waitForFinalizer,
 } from "./snapshot_support.ts";
+import { attempts, createImmediateClass, sumOverAgents } from "./immediate_support.ts";
 import { createVolumeCallsFor, startOurAgents, step, waitForClaimEvent } from "./support.ts";
 
 const NS = "restores";
@@ -52,6 +54,9 @@ const AGENT_ARGS = [
   // Longer than a frozen driver is kept frozen: the first CreateVolume must get its answer.
   "--timeout=60s",
   `--snapshot-orphan-sweep-interval=${SWEEP_MS}ms`,
+  // A short ownership race for the Immediate clone.
+  "--node-deployment-base-delay=200ms",
+  "--node-deployment-max-delay=2s",
 ];
 const HELLO = "written on node-a before the snapshot\n";
 
@@ -111,7 +116,7 @@ Deno.test("restores and clones on the hostpath driver: content, finalizers, node
   });
   const { admin } = cluster;
   await createNamespace(admin, NS);
-  await startOurAgents(cluster, { args: AGENT_ARGS });
+  const agents = await startOurAgents(cluster, { args: AGENT_ARGS });
   const nodeA = cluster.node("node-a");
   let snapshotHandle = "";
   let originHandle = "";
@@ -203,6 +208,41 @@ Deno.test("restores and clones on the hostpath driver: content, finalizers, node
         message:
           /^cannot clone PersistentVolumeClaim "restores\/origin" on node "node-b": its volume \(PersistentVolume "pvc-[0-9a-f-]+"\) is on the node with topology\.hostpath\.csi\/node=node-a, .* give it a nodeAffinity \(or nodeSelector\) for topology\.hostpath\.csi\/node=node-a\. volume\.kubernetes\.io\/selected-node was removed/,
       }),
+  );
+
+  await step(
+    t,
+    cluster,
+    "an Immediate clone: only node-a, which holds its source, races; node-b never selects itself",
+    async () => {
+      await createImmediateClass(cluster, { name: "immediate-fast", pool: "fast" });
+      const claim = await createClaimOn(cluster, {
+        namespace: NS,
+        name: "immediate-copy",
+        node: "node-a",
+        dataSource: { kind: "PersistentVolumeClaim", name: "origin" },
+        pod: false,
+        storageClass: "immediate-fast",
+      });
+      assert.deepEqual(await pvNodes(cluster, "immediate-copy"), ["node-a"]);
+      const dir = await volumeDirectory(cluster, {
+        namespace: NS,
+        name: "immediate-copy",
+        node: "node-a",
+      });
+      assert.equal(await Deno.readTextFile(join(dir, "hello.txt")), HELLO);
+      const nodeB = [agents.get("node-b")!];
+      const patches = await Promise.all(
+        ["selected", "conflict", "gone", "error"].map((result) => attempts(nodeB, result)),
+      );
+      assert.deepEqual(patches, [0, 0, 0, 0], "node-b never patched selected-node");
+      const declines = 'csi_node_provisioner_immediate_binding_declines_total{reason="source"}';
+      assert.ok(await sumOverAgents(nodeB, declines) >= 1, "node-b declined: source");
+      assert.deepEqual(
+        await createVolumeCallsFor(cluster.node("node-b"), claim.metadata!.uid!),
+        [],
+      );
+    },
   );
 
   await step(
