@@ -10,11 +10,10 @@
 import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { createVolumeSnapshot, waitForSnapshotReady } from "../cluster/snapshots.ts";
-import { waitFor } from "../cluster/wait.ts";
 import { createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
 import type { ClaimInput } from "./differential_inputs.ts";
 import { NAMESPACE } from "./differential_inputs.ts";
-import { compare, provisionClaim, type Provisioned } from "./differential_support.ts";
+import { compare, deleteClaims, provisionClaim, type Provisioned } from "./differential_support.ts";
 import { selectedClaim, step } from "./support.ts";
 
 const CLASS = "csi-hostpath-fast";
@@ -101,17 +100,6 @@ async function createSources(cluster: RunningCluster): Promise<void> {
     claim: "origin",
   });
   await waitForSnapshotReady(cluster.admin, { namespace: NAMESPACE, name: "origin-snap" });
-}
-
-async function deleteClaims(cluster: RunningCluster, names: string[]): Promise<void> {
-  const { core } = cluster.admin;
-  for (const name of names) {
-    await core.deleteNamespacedPersistentVolumeClaim({ namespace: NAMESPACE, name });
-  }
-  await waitFor(async () => {
-    const list = await core.listNamespacedPersistentVolumeClaim({ namespace: NAMESPACE });
-    return !list.items.some((claim) => names.includes(claim.metadata!.name!));
-  }, { description: `the claims ${names} deleted` });
 }
 
 Deno.test("upstream csi-provisioner and this agent restore and clone alike on the hostpath driver", async (t) => {

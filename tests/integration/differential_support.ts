@@ -189,3 +189,15 @@ function withoutLocations(events: Provisioned["events"]): Provisioned["events"] 
   const location = / \((?:PersistentVolumeClaim|StorageClass) "[^"]+", [^()]+\)$/;
   return events.map((event) => ({ ...event, message: event.message.replace(location, "") }));
 }
+
+/** Deletes the claims and waits until they are gone, so that new ones can take their names. */
+export async function deleteClaims(cluster: RunningCluster, names: string[]): Promise<void> {
+  const { core } = cluster.admin;
+  for (const name of names) {
+    await core.deleteNamespacedPersistentVolumeClaim({ namespace: NAMESPACE, name });
+  }
+  await waitFor(async () => {
+    const list = await core.listNamespacedPersistentVolumeClaim({ namespace: NAMESPACE });
+    return !list.items.some((claim) => names.includes(claim.metadata!.name!));
+  }, { description: `the claims ${names} deleted` });
+}

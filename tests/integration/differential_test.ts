@@ -12,13 +12,9 @@
  * The provisioner secrets the requests carried are compared, never printed.
  */
 import assert from "node:assert/strict";
-import { isDeepStrictEqual } from "node:util";
 import { startCluster } from "../cluster/cluster.ts";
-import type { RunningCluster } from "../cluster/running_cluster.ts";
-import { waitFor } from "../cluster/wait.ts";
-import { createInputs, NAMESPACE, ROUNDS, SECRET_VALUES } from "./differential_inputs.ts";
-import { provisionClaim, type Provisioned } from "./differential_support.ts";
-import { describeDifference } from "./object_diff.ts";
+import { createInputs, ROUNDS, SECRET_VALUES } from "./differential_inputs.ts";
+import { compare, deleteClaims, provisionClaim, type Provisioned } from "./differential_support.ts";
 import { step } from "./support.ts";
 
 Deno.test("upstream csi-provisioner and this agent provision the same PVs on the hostpath driver", async (t) => {
@@ -79,52 +75,3 @@ Deno.test("upstream csi-provisioner and this agent provision the same PVs on the
     },
   );
 });
-
-/** Every difference between what the two agents produced for one claim, or nothing. */
-function compare(ours: Provisioned, upstream: Provisioned): Promise<void> {
-  const names = { expectedName: "upstream", actualName: "ours" };
-  const differences = [
-    describeDifference(ours.pv, upstream.pv, { what: "the PVs", ...names }),
-    describeDifference(ours.request, upstream.request, {
-      what: "the CreateVolume requests",
-      ...names,
-    }),
-    describeDifference(withoutLocations(ours.events), upstream.events, {
-      what: "the claim's Events",
-      ...names,
-    }),
-  ].filter((difference) => difference !== "");
-  if (!isDeepStrictEqual(ours.secrets, upstream.secrets)) {
-    // The keys only: secret values never reach a log.
-    const keys = (secrets: Record<string, string> | undefined) =>
-      JSON.stringify(Object.keys(secrets ?? {}).sort());
-    differences.push(
-      `the provisioner secrets of the CreateVolume requests differ (values not shown): ` +
-        `ours has keys ${keys(ours.secrets)}, upstream ${keys(upstream.secrets)}`,
-    );
-  }
-  if (differences.length > 0) return Promise.reject(new Error(differences.join("\n\n")));
-  return Promise.resolve();
-}
-
-/**
- * Our messages without the location this agent appends on purpose to
- * upstream's text (lib/model/messages.ts), e.g. ` (PersistentVolumeClaim
- * "ns/name", spec.selector)`: the rest must be upstream's wording.
- */
-function withoutLocations(events: Provisioned["events"]): Provisioned["events"] {
-  const location = / \((?:PersistentVolumeClaim|StorageClass) "[^"]+", [^()]+\)$/;
-  return events.map((event) => ({ ...event, message: event.message.replace(location, "") }));
-}
-
-/** Deletes the claims and waits until they are gone, so that new ones can take their names. */
-async function deleteClaims(cluster: RunningCluster, names: string[]): Promise<void> {
-  const { core } = cluster.admin;
-  for (const name of names) {
-    await core.deleteNamespacedPersistentVolumeClaim({ namespace: NAMESPACE, name });
-  }
-  await waitFor(async () => {
-    const list = await core.listNamespacedPersistentVolumeClaim({ namespace: NAMESPACE });
-    return list.items.length === 0;
-  }, { description: `the claims in ${NAMESPACE} deleted` });
-}
