@@ -227,6 +227,48 @@ async function startControllers(
     journal: FileJournal<Intent>;
   },
 ) {
+  const { config, life } = agent;
+  const { driver } = options;
+  const kube = await connectCluster(agent, options);
+  const queues = createWorkQueueMetrics(agent.metrics.registry);
+  let csi: CsiCaller = agent.connection;
+  if (config.enableCapacity) {
+    csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues }));
+  }
+  const published = publishedCapacities(agent, { driver, kube });
+  const caches = [...Object.values(kube.informers), ...(published ? [published.informer] : [])];
+  const work = await registerControllers(agent, {
+    driver,
+    kube,
+    queues,
+    csi,
+    journal: options.journal,
+    published,
+  });
+  // Only now: every handler is registered, so none misses the objects of the first list.
+  for (const informer of caches) {
+    life.track(informer.run(life.shutdown.signal), { name: `${informer.resource} informer` });
+  }
+  // Every cache first (the race reads every node's published capacity too).
+  const started = performance.now();
+  if (!(await waitForSync(caches, life.shutdown.signal))) return;
+  const counts = { claims: kube.informers.claims.size, volumes: kube.informers.volumes.size };
+  agent.logger.notice(
+    { ms: Math.round(performance.now() - started), ...counts },
+    "Informers synced; provisioning claims selected to this node and deleting its released volumes",
+  );
+  for (const start of work.starts) start();
+  // Says once, at start-up, when restores cannot work for lack of the CRDs.
+  if (driver.controllerCapabilities.has("CREATE_DELETE_SNAPSHOT")) {
+    await work.snapshotApi.served().catch(() => undefined);
+  }
+}
+
+/** The API server connection, its informers' health in readiness and metrics, the Event sender. */
+async function connectCluster(
+  agent: Agent,
+  options: { driver: DriverInfo; env: Record<string, string | undefined> },
+): Promise<KubeConnection> {
   const { config, life, logger } = agent;
   const { driver } = options;
   const kube = await connectKube({
@@ -247,26 +289,35 @@ async function startControllers(
     () => informerHealth.readiness(Date.now(), config.readinessWindowMs),
   );
   life.track(kube.events.run(life.halt.signal), { final: true, name: "event sender" });
-  const queues = createWorkQueueMetrics(agent.metrics.registry);
-  let csi: CsiCaller = agent.connection;
-  if (config.enableCapacity) {
-    csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues }));
-  }
+  return kube;
+}
+
+/**
+ * Provisioning, source protection and deletion, with their informer handlers
+ * registered (before any informer runs); returns the starts of their
+ * workers, for once the caches have synced.
+ */
+async function registerControllers(agent: Agent, parts: {
+  driver: DriverInfo;
+  kube: KubeConnection;
+  queues: WorkQueueMetrics;
+  csi: CsiCaller;
+  journal: FileJournal<Intent>;
+  published: PublishedCapacityCache | undefined;
+}): Promise<{ starts: (() => void)[]; snapshotApi: SnapshotDiscovery }> {
+  const { config, life, logger } = agent;
+  const { driver, kube, queues, published } = parts;
   const { informers, api, events } = kube;
-  const published = publishedCapacities(agent, { driver, kube });
-  const caches = [...Object.values(informers), ...(published ? [published.informer] : [])];
-  const { registry } = agent.metrics;
-  const controllerCalls = new CsiController(csi);
   const shared = {
     config,
     driver,
     api,
     events,
-    registry,
+    registry: agent.metrics.registry,
     queues,
     logger,
     bounds: agent.bounds,
-    csi: controllerCalls,
+    csi: new CsiController(parts.csi),
   };
   const snapshotApi = new SnapshotDiscovery(
     (groupVersion, resource) => api.servesResource(groupVersion, resource),
@@ -277,7 +328,7 @@ async function startControllers(
     ...shared,
     ...informers,
     sources,
-    journal: options.journal,
+    journal: parts.journal,
     ...(published === undefined ? {} : {
       published: { capacities: published, publisher: managedByLabel(config.nodeName) },
     }),
@@ -301,25 +352,7 @@ async function startControllers(
     classes: informers.classes,
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
-  // Only now: every handler is registered, so none misses the objects of the first list.
-  for (const informer of caches) {
-    life.track(informer.run(life.shutdown.signal), { name: `${informer.resource} informer` });
-  }
-  // Every cache first (the race reads every node's published capacity too).
-  const started = performance.now();
-  if (!(await waitForSync(caches, life.shutdown.signal))) return;
-  const counts = { claims: informers.claims.size, volumes: informers.volumes.size };
-  logger.notice(
-    { ms: Math.round(performance.now() - started), ...counts },
-    "Informers synced; provisioning claims selected to this node and deleting its released volumes",
-  );
-  claims();
-  volumes();
-  protection();
-  // Says once, at start-up, when restores cannot work for lack of the CRDs.
-  if (driver.controllerCapabilities.has("CREATE_DELETE_SNAPSHOT")) {
-    await snapshotApi.served().catch(() => undefined);
-  }
+  return { starts: [claims, volumes, protection], snapshotApi };
 }
 
 /** The data source port: KubeApi's reads and finalizer writes, and the snapshot API's presence. */
