@@ -57,7 +57,10 @@ export class ProvisionController {
       classes: deps.caches.classes,
       saverHolds: (pvName) => deps.saver.holds(pvName),
     }, { driverName: options.decide.driverName });
-    this.#misses = new SourceMisses({ retentionMs: options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS });
+    this.#misses = new SourceMisses({
+      retentionMs: options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS,
+      ...(deps.metrics.sourceMisses ? { observer: deps.metrics.sourceMisses } : {}),
+    });
   }
 
   /** Intents in the journal: CreateVolume calls whose volume has no PV and was not deleted. */

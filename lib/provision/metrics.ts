@@ -8,6 +8,7 @@ import { Counter, Histogram, type Registry } from "prom-client";
 import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import type { ProvisionLabels, ProvisionMetrics } from "./ports.ts";
 import { SLOW_SET_LIMIT } from "./slow_set.ts";
+import { SOURCE_MISSES_LIMIT } from "./source_misses.ts";
 
 /** Creates the provisioning metrics in `registry`. */
 export function createProvisionMetrics(
@@ -42,6 +43,11 @@ export function createProvisionMetrics(
       duration.observe({ ...labels }, seconds);
     },
     failed: (labels: ProvisionLabels) => failed.inc({ ...labels }),
-    ...(bounds ? { slowSet: bounds("infeasible_claims", SLOW_SET_LIMIT) } : {}),
+    ...(bounds
+      ? {
+        slowSet: bounds("infeasible_claims", SLOW_SET_LIMIT),
+        sourceMisses: bounds("misplaced_source_claims", SOURCE_MISSES_LIMIT),
+      }
+      : {}),
   };
 }

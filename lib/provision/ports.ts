@@ -132,6 +132,8 @@ export interface ProvisionMetrics {
   failed(labels: ProvisionLabels): void;
   /** Reports the size of the infeasible slow set (csi_node_provisioner_bounded_*). */
   slowSet?: BoundObserver;
+  /** The memo of claims whose data source is on another node. */
+  sourceMisses?: BoundObserver;
 }
 
 /** Records Events (written in the background, never holding up the caller). */

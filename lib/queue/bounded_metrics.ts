@@ -20,7 +20,7 @@ export function boundedMetrics(registry: Registry): BoundFactory {
     new Gauge({
       name: ENTRIES,
       help:
-        "Entries in a bounded collection of the agent (infeasible_claims, refused_volumes, event_buffer, event_history, capacity_writes).",
+        "Entries in a bounded collection of the agent (infeasible_claims, misplaced_source_claims, refused_volumes, event_buffer, event_history, capacity_writes).",
       labelNames: ["collection"] as const,
       registers: [registry],
     });
