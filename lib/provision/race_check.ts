@@ -21,7 +21,8 @@ export interface CapacityCheckCsi {
 /** What the driver said. */
 export type CapacityCheck =
   /** Some topology has room (or the request is 0). */
-  | { kind: "fits" }
+  /** `availableBytes`: what GetCapacity said, when it was asked. */
+  | { kind: "fits"; availableBytes?: bigint }
   /** No topology has room: the most any of them has. */
   | { kind: "short"; availableBytes: bigint }
   /** No answer in time, or the driver is unavailable: sit this round out. */
@@ -73,7 +74,7 @@ export async function checkCapacity(
         accessible_topology: topology,
       }, deadline);
       const available = fitting(response);
-      if (available >= target.requestBytes) return { kind: "fits" };
+      if (available >= target.requestBytes) return { kind: "fits", availableBytes: available };
       if (available > most) most = available;
     }
     return { kind: "short", availableBytes: most };

@@ -60,6 +60,7 @@ Deno.test("checkCapacity asks GetCapacity for the request CreateVolume would get
   const csi = driver([answer(2n * GI)]);
   deepStrictEqual(await checkCapacity(target, { csi, options: options() }, signal), {
     kind: "fits",
+    availableBytes: 2n * GI,
   });
   strictEqual(csi.requests.length, 1);
   const [request] = csi.requests;
@@ -150,7 +151,7 @@ Deno.test("checkCapacity: each requisite topology in turn until one has room", a
     { csi, options: options({ prepare: provisionOptions({ strictTopology: false }) }) },
     signal,
   );
-  deepStrictEqual(result, { kind: "fits" });
+  deepStrictEqual(result, { kind: "fits", availableBytes: 2n * GI });
   deepStrictEqual(csi.requests.map((request) => request.accessible_topology?.segments), [
     { [TOPOLOGY_KEY]: NODE },
     { [TOPOLOGY_KEY]: "node-b" },

@@ -270,3 +270,21 @@ Deno.test("a node that wins many claims at once wins no more than its pool holds
     "c0's volume exists (the driver counts it): room for one more",
   );
 });
+
+Deno.test("two turns whose GetCapacity answers arrive together do not both count on the same bytes", async () => {
+  const world = raceWorld(IMMEDIATE);
+  let answer = () => {};
+  const gate = new Promise<void>((resolve) => (answer = resolve));
+  // Room for one 1Gi volume, not two: both turns ask before either has committed.
+  const agent = raceAgent(world, { node: "node-a", capacity: 3n * GI / 2n, capacityGate: gate });
+  for (const name of ["c0", "c1"]) await addClaim(world, [agent], unownedClaim(name));
+  for (let ms = 0; ms < 2000 && agent.queue.length < 2; ms += 50) world.clock.advance(50);
+  // Two workers take the two turns at once.
+  const turns = agent.queue.splice(0).map((key) => sync(world, agent, key));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  strictEqual(agent.capacityCalls, 2, "both turns are waiting for GetCapacity");
+  answer();
+  await Promise.all(turns);
+  deepStrictEqual(agent.attempts, ["selected"]);
+  deepStrictEqual(agent.declines, ["capacity"]);
+});

@@ -100,8 +100,12 @@ export async function takeTurn(
   const size = requiredBytes(claim);
   // A bad size is left to the provisioning attempt, which reports it on the claim.
   const requestBytes = size.ok ? size.value : 0n;
-  const fit = await checkFit({ ...target, requestBytes }, context, signal);
+  const checked = await checkFit({ ...target, requestBytes }, context, signal);
   if (signal.aborted) return { kind: "over" };
+  // Other turns of this node may have committed while GetCapacity was asked.
+  const fit = checked === undefined || checked.kind === "fits"
+    ? lateShortfall({ ...target, requestBytes, availableBytes: checked?.availableBytes }, context)
+    : checked;
   if (fit !== undefined) {
     deps.metrics.declined(fit.reason);
     deps.logger.debug(
@@ -113,12 +117,44 @@ export async function takeTurn(
   return await claimIt(target, context, signal);
 }
 
+type Declined = Extract<Turn, { kind: "declined" }>;
+
+/**
+ * The decline when what GetCapacity said no longer holds the claim with the
+ * space this node promised since (turns of other claims that passed their
+ * check meanwhile); run right before the claim is committed, with no wait in
+ * between, so that two turns cannot both count on the same bytes.
+ */
+function lateShortfall(
+  target: {
+    key: string;
+    storageClass: StorageClass;
+    requestBytes: bigint;
+    availableBytes: bigint | undefined;
+  },
+  context: TurnContext,
+): Declined | undefined {
+  const { requestBytes, availableBytes } = target;
+  const className = target.storageClass.metadata.name;
+  const published = publishedRoom(context, { key: target.key, className });
+  if (published !== undefined && published < requestBytes) {
+    const room: Room = { freeBytes: published, source: "published CSIStorageCapacity" };
+    return { kind: "declined", reason: "published-capacity", requestBytes, room };
+  }
+  if (availableBytes === undefined) return undefined;
+  const committed = context.commitments.bytes(className, target.key);
+  if (availableBytes >= requestBytes + committed) return undefined;
+  const free = availableBytes - committed;
+  const room: Room = { freeBytes: free > 0n ? free : 0n, source: "GetCapacity" };
+  return { kind: "declined", reason: "capacity", requestBytes, room };
+}
+
 /** Undefined when the volume fits here (or could not be checked); else the decline. */
 async function checkFit(
   target: { key: string; claim: Claim; storageClass: StorageClass; requestBytes: bigint },
   context: TurnContext,
   signal: AbortSignal,
-): Promise<Extract<Turn, { kind: "declined" }> | undefined> {
+): Promise<Declined | { kind: "fits"; availableBytes?: bigint } | undefined> {
   const { requestBytes } = target;
   const className = target.storageClass.metadata.name;
   const published = publishedRoom(context, { key: target.key, className });
@@ -133,7 +169,10 @@ async function checkFit(
   }, signal);
   switch (check.kind) {
     case "fits":
-      return undefined;
+      // GetCapacity was asked for the request plus what was committed then.
+      return check.availableBytes === undefined
+        ? { kind: "fits" }
+        : { kind: "fits", availableBytes: check.availableBytes };
     case "short": {
       const free = check.availableBytes - committed;
       const room: Room = { freeBytes: free > 0n ? free : 0n, source: "GetCapacity" };

@@ -81,6 +81,8 @@ export interface AgentSetup {
   node: string;
   /** GetCapacity's answer in bytes, or "hang". Default 10Gi. */
   capacity?: bigint | "hang";
+  /** GetCapacity answers only once this settles (default: at once). */
+  capacityGate?: Promise<void>;
   /** selectNode's answers in turn; default "selected". "hang" waits for the abort. */
   select?: (AttemptResult | "hang")[];
   /** Whether the agent publishes (and reads) capacity. */
@@ -115,7 +117,11 @@ export function raceAgent(world: RaceWorld, setup: AgentSetup): AgentRecord {
     csi: {
       getCapacity: (_request, signal) => {
         record.capacityCalls++;
-        return capacity === "hang" ? hang(signal) : Promise.resolve(capacityAnswer(capacity));
+        const reply = () =>
+          capacity === "hang"
+            ? hang<GetCapacityResponse>(signal)
+            : Promise.resolve(capacityAnswer(capacity));
+        return setup.capacityGate ? setup.capacityGate.then(reply) : reply();
       },
     },
     ...(setup.publishes ? { capacities: { forClass: () => world.published } } : {}),
