@@ -89,10 +89,14 @@ Deno.test("the agent provisions claims selected to its node, on a real control p
             `${other} made a call`,
           );
         }
-        const events = await claimEvents(cluster, { namespace: "one", name: "data" });
-        const ours = events.filter((event) =>
-          event.source?.component?.startsWith(cluster.driverName)
-        );
+        // Events are written in the background, after the PV: wait for the last one.
+        const ours = await waitFor(async () => {
+          const events = await claimEvents(cluster, { namespace: "one", name: "data" });
+          const mine = events.filter((event) =>
+            event.source?.component?.startsWith(cluster.driverName)
+          );
+          return mine.some((event) => event.reason === "ProvisioningSucceeded") && mine;
+        }, { description: "the ProvisioningSucceeded event on one/data" });
         assert.deepEqual(ours.map((event) => event.reason).sort(), [
           "Provisioning",
           "ProvisioningSucceeded",
