@@ -119,6 +119,32 @@ export async function takeTurn(
 
 type Declined = Extract<Turn, { kind: "declined" }>;
 
+/** The decline when this node's published room, less its commitments, is below the request. */
+function publishedShortfall(
+  target: { key: string; className: string; requestBytes: bigint },
+  context: TurnContext,
+): Declined | undefined {
+  const published = publishedRoom(context, target);
+  if (published === undefined || published >= target.requestBytes) return undefined;
+  const room: Room = { freeBytes: published, source: "published CSIStorageCapacity" };
+  return {
+    kind: "declined",
+    reason: "published-capacity",
+    requestBytes: target.requestBytes,
+    room,
+  };
+}
+
+/** The decline for GetCapacity's `availableBytes` when `committed` bytes are already promised. */
+function capacityShortfall(
+  requestBytes: bigint,
+  space: { availableBytes: bigint; committed: bigint },
+): Declined {
+  const free = space.availableBytes - space.committed;
+  const room: Room = { freeBytes: free > 0n ? free : 0n, source: "GetCapacity" };
+  return { kind: "declined", reason: "capacity", requestBytes, room };
+}
+
 /**
  * The decline when what GetCapacity said no longer holds the claim with the
  * space this node promised since (turns of other claims that passed their
@@ -134,19 +160,13 @@ function lateShortfall(
   },
   context: TurnContext,
 ): Declined | undefined {
-  const { requestBytes, availableBytes } = target;
+  const { key, requestBytes, availableBytes } = target;
   const className = target.storageClass.metadata.name;
-  const published = publishedRoom(context, { key: target.key, className });
-  if (published !== undefined && published < requestBytes) {
-    const room: Room = { freeBytes: published, source: "published CSIStorageCapacity" };
-    return { kind: "declined", reason: "published-capacity", requestBytes, room };
-  }
-  if (availableBytes === undefined) return undefined;
-  const committed = context.commitments.bytes(className, target.key);
+  const published = publishedShortfall({ key, className, requestBytes }, context);
+  if (published !== undefined || availableBytes === undefined) return published;
+  const committed = context.commitments.bytes(className, key);
   if (availableBytes >= requestBytes + committed) return undefined;
-  const free = availableBytes - committed;
-  const room: Room = { freeBytes: free > 0n ? free : 0n, source: "GetCapacity" };
-  return { kind: "declined", reason: "capacity", requestBytes, room };
+  return capacityShortfall(requestBytes, { availableBytes, committed });
 }
 
 /** Undefined when the volume fits here (or could not be checked); else the decline. */
@@ -155,14 +175,11 @@ async function checkFit(
   context: TurnContext,
   signal: AbortSignal,
 ): Promise<Declined | { kind: "fits"; availableBytes?: bigint } | undefined> {
-  const { requestBytes } = target;
+  const { key, requestBytes } = target;
   const className = target.storageClass.metadata.name;
-  const published = publishedRoom(context, { key: target.key, className });
-  if (published !== undefined && published < requestBytes) {
-    const room: Room = { freeBytes: published, source: "published CSIStorageCapacity" };
-    return { kind: "declined", reason: "published-capacity", requestBytes, room };
-  }
-  const committed = context.commitments.bytes(className, target.key);
+  const published = publishedShortfall({ key, className, requestBytes }, context);
+  if (published !== undefined) return published;
+  const committed = context.commitments.bytes(className, key);
   const check = await checkCapacity({ ...target, requestBytes: requestBytes + committed }, {
     csi: context.deps.csi,
     options: { ...context.options, clock: context.clock },
@@ -173,11 +190,8 @@ async function checkFit(
       return check.availableBytes === undefined
         ? { kind: "fits" }
         : { kind: "fits", availableBytes: check.availableBytes };
-    case "short": {
-      const free = check.availableBytes - committed;
-      const room: Room = { freeBytes: free > 0n ? free : 0n, source: "GetCapacity" };
-      return { kind: "declined", reason: "capacity", requestBytes, room };
-    }
+    case "short":
+      return capacityShortfall(requestBytes, { availableBytes: check.availableBytes, committed });
     case "failed":
       context.deps.logger.warn({ claim: target.key }, `Capacity check failed: ${check.message}`);
       return { kind: "declined", reason: "capacity-check-failed", requestBytes };
