@@ -14,7 +14,6 @@ import { createNamespace } from "../cluster/workloads.ts";
 import { startOurAgents } from "../integration/support.ts";
 import {
   assertAgentsRunning,
-  boundCount,
   claimNames,
   createClaims,
   finishBurst,
@@ -23,6 +22,7 @@ import {
   sampleProbes,
   seconds,
 } from "./control_plane.ts";
+import { boundIn } from "./support.ts";
 
 const NAMESPACE = "apiserver-frozen";
 const CLAIMS = 40;
@@ -36,7 +36,7 @@ Deno.test("kube-apiserver frozen for 20 s mid-burst: agents stay alive and live,
     const names = claimNames("burst", CLAIMS);
     const [first, second] = [names.slice(0, CLAIMS / 2), names.slice(CLAIMS / 2)];
     await createClaims(cluster, { namespace: NAMESPACE, names: first });
-    const boundAtFreeze = await boundCount(cluster, NAMESPACE);
+    const boundAtFreeze = await boundIn(cluster, NAMESPACE);
 
     cluster.apiserver.freeze();
     const frozenAt = performance.now();

@@ -19,7 +19,6 @@ import { startOurAgents } from "../integration/support.ts";
 import {
   assertAgentsRunning,
   BOUND_AFTER_RETURN_MS,
-  boundCount,
   claimNames,
   createClaims,
   finishBurst,
@@ -29,6 +28,7 @@ import {
   sampleProbes,
   seconds,
 } from "./control_plane.ts";
+import { boundIn } from "./support.ts";
 
 const NAMESPACE = "apiserver-stopped";
 const CLAIMS = 40;
@@ -45,7 +45,7 @@ Deno.test("kube-apiserver stopped mid-burst and started again: agents stay alive
     const names = claimNames("burst", CLAIMS);
     const [first, second] = [names.slice(0, CLAIMS / 2), names.slice(CLAIMS / 2)];
     await createClaims(cluster, { namespace: NAMESPACE, names: first });
-    const boundAtStop = await boundCount(cluster, NAMESPACE);
+    const boundAtStop = await boundIn(cluster, NAMESPACE);
     const restartsBefore = await informerRestarts(urls.values());
 
     await cluster.apiserver.stop();

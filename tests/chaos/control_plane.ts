@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import type { Cluster } from "../cluster/cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
 import { scrape, selectedClaim } from "../integration/support.ts";
+import { boundIn } from "./support.ts";
 
 /** Every claim must have its PV this soon after the control plane is back. */
 export const BOUND_AFTER_RETURN_MS = 60_000;
@@ -41,12 +42,6 @@ export async function createClaims(
     const chunk = options.names.slice(start, start + 10);
     await Promise.all(chunk.map((name, offset) => create(name, start + offset)));
   }
-}
-
-/** How many of the namespace's claims are Bound now (throws while the API server is away). */
-export async function boundCount(cluster: Cluster, namespace: string): Promise<number> {
-  const claims = await cluster.admin.core.listNamespacedPersistentVolumeClaim({ namespace });
-  return claims.items.filter((claim) => claim.status?.phase === "Bound").length;
 }
 
 /**
@@ -99,7 +94,7 @@ export async function waitAllBound(
 ): Promise<number> {
   const started = performance.now();
   const { namespace, names } = options;
-  await waitFor(async () => (await boundCount(cluster, namespace)) === names.length, {
+  await waitFor(async () => (await boundIn(cluster, namespace)) === names.length, {
     description: `all ${names.length} claims of ${namespace} Bound`,
     timeoutMs: options.timeoutMs ?? BOUND_AFTER_RETURN_MS,
     intervalMs: 250,
