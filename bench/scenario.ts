@@ -8,6 +8,8 @@ export interface ScenarioOptions {
   runs: number;
   /** Progress lines (stderr). */
   log: (line: string) => void;
+  /** --minutes, for a scenario that runs for a time rather than a count (soak). */
+  minutes?: number;
 }
 
 export interface Scenario {
