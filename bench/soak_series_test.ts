@@ -28,7 +28,13 @@ Deno.test("leastSquares() fits a line exactly and averages noise out", () => {
 
 Deno.test("rssTrend() fits only the samples from warm-up end on", () => {
   // Warm-up grows fast (50 → 100 MiB), then 1 MiB per 15 s from t = 30 on.
-  const samples = [sample(0, 50), sample(15, 90), sample(30, 100), sample(45, 101), sample(60, 102)];
+  const samples = [
+    sample(0, 50),
+    sample(15, 90),
+    sample(30, 100),
+    sample(45, 101),
+    sample(60, 102),
+  ];
   const trend = rssTrend(samples, 25);
   strictEqual(trend.warmupEndS, 30);
   near(trend.slopeMiBPerHour, 240);
