@@ -42,6 +42,7 @@ Deno.test("selectScenarios() keeps table order and refuses unknown names", () =>
     "memory-at-scale",
     "capacity",
     "immediate",
+    "soak",
   ]);
   throws(() => selectScenarios(["nope"]), /unknown scenario nope/);
 });
