@@ -22,7 +22,7 @@ import { createScaleFixture } from "./scale_fixture.ts";
 import { measuredResult, type Scenario, type ScenarioOptions } from "./scenario.ts";
 import { ClaimChurn } from "./soak_churn.ts";
 import { soakMetrics, soakNotes, type SoakRunOutcome } from "./soak_report.ts";
-import { sampleAgents } from "./soak_sampler.ts";
+import { sampleAgents, type SampledAgent } from "./soak_sampler.ts";
 import { type SeriesColumns, seriesColumns } from "./soak_series.ts";
 import { createBenchNamespace } from "./workload.ts";
 
@@ -89,11 +89,11 @@ async function soakRun(
   try {
     await Promise.all(launched.map((agent) => waitAgentReady(agent, { timeoutMs: 10 * 60_000 })));
     await delay(5_000); // let the start-up settle (first relists, event flushes)
-    const [ours, upstream] = launched.map((agent) => ({
+    const sampled = Object.fromEntries(launched.map((agent) => [agent.kind, {
       pid: agent.pid,
       httpPort: agent.httpPort,
       csiSocket: cluster.node(nodes[agent.kind]).csiSocket,
-    }));
+    }])) as Record<BenchAgent, SampledAgent>;
     const churn = new ClaimChurn(cluster.admin, {
       namespace,
       nodes: Object.values(nodes),
@@ -103,7 +103,7 @@ async function soakRun(
     run.log(`[soak] run ${run.index + 1}: ours on ${nodes.ours}, upstream on ${nodes.upstream}`);
     const [, series] = await Promise.all([
       churn.stream(run.durationMs),
-      sampleAgents({ ours: ours!, upstream: upstream! }, {
+      sampleAgents(sampled, {
         durationMs: run.durationMs,
         intervalMs: SAMPLE_INTERVAL_MS,
       }),
