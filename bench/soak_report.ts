@@ -158,7 +158,8 @@ export function soakNotes(runs: Runs, facts: SoakFacts): string[] {
     "Ours and upstream run AT THE SAME TIME on two nodes of one cluster, each with its own test " +
     `driver and its own claim stream (${placements}; a second run swaps the nodes). Both see ` +
     "each other's claims and PVs, symmetrically, and share the API server and the machine at " +
-    "every moment; so one run of M minutes compares both. Same flags for both (agent_runner.ts), " +
+    "every moment; so one run of M minutes compares both (not alternating, as the generic Run " +
+    "line above says). Same flags for both (agent_runner.ts), " +
     `--kube-api-qps=${facts.qps} --kube-api-burst=${facts.burst}: one claim per second costs ` +
     "each agent about five API writes per second (events, PV create, PV delete, finalizer), " +
     "which the default QPS 5 would queue without end; a soak looks for leaks, not the budget.",
