@@ -66,3 +66,10 @@ Deno.test("runPool() keeps at most `concurrency` tasks in flight and returns res
   deepStrictEqual(results, [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
   deepStrictEqual(most, 3);
 });
+
+Deno.test("parseBenchArgs() reads a scenario's size from --nodes and --claims", () => {
+  const args = parseBenchArgs(["fleet", "--nodes", "5", "--claims", "100"]);
+  deepStrictEqual([args.nodes, args.claims], [5, 100]);
+  deepStrictEqual(Object.keys(parseBenchArgs(["fleet"])).includes("nodes"), false);
+  throws(() => parseBenchArgs(["--nodes", "1.5"]), /--nodes must be a positive integer/);
+});
