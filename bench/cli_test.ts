@@ -38,6 +38,7 @@ Deno.test("selectScenarios() keeps table order and refuses unknown names", () =>
     "memory-at-scale",
     "capacity",
     "immediate",
+    "fleet",
   ]);
   throws(() => selectScenarios(["nope"]), /unknown scenario nope/);
 });
