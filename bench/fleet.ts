@@ -10,7 +10,12 @@
  * every claim got exactly one volume.
  */
 import { agentFlags } from "./agent_runner.ts";
-import { type ApiServerCounters, REPORTED_VERBS, totalRequests } from "./fleet_metrics.ts";
+import {
+  type ApiServerCounters,
+  describeLargest,
+  REPORTED_VERBS,
+  totalRequests,
+} from "./fleet_metrics.ts";
 import { assertFleetFits, fleetMemoryNote } from "./fleet_memory.ts";
 import {
   CREATE_CONCURRENCY,
@@ -25,7 +30,7 @@ import {
   runFleet,
   SETTLE_MS,
 } from "./fleet_run.ts";
-import type { ScenarioResult } from "./report.ts";
+import type { BenchAgent, ScenarioResult } from "./report.ts";
 import {
   collectAlternatingRuns,
   measuredResult,
@@ -76,6 +81,19 @@ function windowsSummed(sample: FleetSample): ApiServerCounters[] {
   return [sample.startup, sample.burst, sample.idle];
 }
 
+/** One run in a line: where kube-scheduler put the claims, and which watch events dominated. */
+function describeRun(agent: BenchAgent, sample: FleetSample): string {
+  const byResource: Record<string, number> = {};
+  for (const counters of windowsSummed(sample)) {
+    for (const [resource, count] of Object.entries(counters.watchEventsByResource)) {
+      byResource[resource] = (byResource[resource] ?? 0) + count;
+    }
+  }
+  const { fewestOnANode, mostOnANode } = sample.check;
+  return `${agent}: ${fewestOnANode}–${mostOnANode} claims per node; watch events ` +
+    `${describeLargest(byResource, 6)}`;
+}
+
 /** One run's figures, keyed as METRIC. */
 export function fleetFigures(sample: FleetSample): Record<MetricKey, number> {
   const windows = windowsSummed(sample);
@@ -108,7 +126,7 @@ export function fleetFigures(sample: FleetSample): Record<MetricKey, number> {
   };
 }
 
-function fleetNotes(size: FleetSize, placements: string[]): string[] {
+function fleetNotes(size: FleetSize, runs: string[]): string[] {
   const flags = [...agentFlags({ qps: FLEET_QPS, burst: FLEET_BURST, httpPort: 0 })]
     .map((flag) => flag.replace(":0", ":PORT"));
   return [
@@ -127,7 +145,7 @@ function fleetNotes(size: FleetSize, placements: string[]): string[] {
     "flight: claim, then its pod). kube-scheduler picks the node, checking the published " +
     "CSIStorageCapacity, and writes selected-node; the node's agent provisions; " +
     "kube-controller-manager binds. The pods never run (no kubelet on fake nodes); binding " +
-    `happens before. Placement per run: ${placements.join("; ")}.`,
+    "happens before.",
     "Windows (kube-apiserver's user+sys CPU from /proc/<pid>/stat; apiserver_watch_events_total " +
     "and apiserver_request_total summed over all resources, from its /metrics): start-up = " +
     "just before the first agent is launched → every agent ready and every node's " +
@@ -145,6 +163,8 @@ function fleetNotes(size: FleetSize, placements: string[]): string[] {
     "end of the idle minute; VmHWM summed at the end. kube-apiserver: VmHWM (since the " +
     "cluster started) and VmRSS at the end.",
     "Check: after the idle minute, every claim Bound and named by exactly one PV (claimRef uid).",
+    "Per run, the claims per node (fewest–most) and the largest watch event counts by resource " +
+    `over the three windows: ${runs.join("; ")}.`,
     fleetMemoryNote(),
     "Machine: 2 cores shared with other developers' work while this was measured: the " +
     "figures are indicative, not precise.",
@@ -163,7 +183,7 @@ function runFleetScenario(options: ScenarioOptions): Promise<ScenarioResult> {
     );
   }
   assertFleetFits(size.nodes);
-  const placements: string[] = [];
+  const runs: string[] = [];
   return measuredResult(FLEET, options, async () => {
     const metrics = await collectAlternatingRuns(options, {
       id: "fleet",
@@ -171,15 +191,14 @@ function runFleetScenario(options: ScenarioOptions): Promise<ScenarioResult> {
       decimals: DECIMALS,
       measure: async (agent) => {
         const sample = await runFleet(agent, { size, log: options.log });
-        const { fewestOnANode, mostOnANode } = sample.check;
-        placements.push(`${agent} ${fewestOnANode}–${mostOnANode} claims per node`);
+        runs.push(describeRun(agent, sample));
         options.log(
           `[fleet] ${agent}: every pod scheduled after ${sample.scheduledS.toFixed(1)} s`,
         );
         return fleetFigures(sample);
       },
     });
-    return { notes: fleetNotes(size, placements), metrics };
+    return { notes: fleetNotes(size, runs), metrics };
   });
 }
 

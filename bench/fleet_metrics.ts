@@ -20,6 +20,22 @@ export interface ApiServerCounters {
   requests: Record<string, number>;
   /** apiserver_watch_events_total, all resources. */
   watchEvents: number;
+  /** The same by resource (persistentvolumeclaims, pods, …). */
+  watchEventsByResource: Record<string, number>;
+}
+
+/** The metric's series summed by the value of one label. */
+export function sumByLabel(
+  samples: readonly MetricSample[],
+  options: { name: string; label: string },
+): Record<string, number> {
+  const sums: Record<string, number> = {};
+  for (const sample of samples) {
+    if (sample.name !== options.name) continue;
+    const value = sample.labels[options.label] ?? "";
+    sums[value] = (sums[value] ?? 0) + sample.value;
+  }
+  return sums;
 }
 
 /**
@@ -29,12 +45,7 @@ export interface ApiServerCounters {
  * between, whether they ended or not.
  */
 export function requestsByVerb(samples: readonly MetricSample[]): Record<string, number> {
-  const byVerb: Record<string, number> = {};
-  for (const sample of samples) {
-    if (sample.name !== "apiserver_request_total") continue;
-    const verb = sample.labels["verb"] ?? "";
-    byVerb[verb] = (byVerb[verb] ?? 0) + sample.value;
-  }
+  const byVerb = sumByLabel(samples, { name: "apiserver_request_total", label: "verb" });
   const openWatches = sumMetric(samples, {
     name: "apiserver_longrunning_requests",
     filter: (labels) => labels["verb"] === "WATCH",
@@ -43,21 +54,35 @@ export function requestsByVerb(samples: readonly MetricSample[]): Record<string,
   return byVerb;
 }
 
-/** after − before, verb by verb (a verb seen in either). */
+function recordDelta(
+  before: Record<string, number>,
+  after: Record<string, number>,
+): Record<string, number> {
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return Object.fromEntries([...keys].map((key) => [key, (after[key] ?? 0) - (before[key] ?? 0)]));
+}
+
+/** after − before, verb by verb and resource by resource (one seen in either). */
 export function countersDelta(
   before: ApiServerCounters,
   after: ApiServerCounters,
 ): ApiServerCounters {
-  const verbs = new Set([...Object.keys(before.requests), ...Object.keys(after.requests)]);
-  const requests: Record<string, number> = {};
-  for (const verb of verbs) {
-    requests[verb] = (after.requests[verb] ?? 0) - (before.requests[verb] ?? 0);
-  }
   return {
     cpuSeconds: after.cpuSeconds - before.cpuSeconds,
-    requests,
+    requests: recordDelta(before.requests, after.requests),
     watchEvents: after.watchEvents - before.watchEvents,
+    watchEventsByResource: recordDelta(before.watchEventsByResource, after.watchEventsByResource),
   };
+}
+
+/** "persistentvolumeclaims 3000, pods 2000, …": the `top` largest counts, largest first. */
+export function describeLargest(counts: Record<string, number>, top: number): string {
+  return Object.entries(counts)
+    .filter(([, count]) => count > 0)
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, top)
+    .map(([key, count]) => `${key} ${count}`)
+    .join(", ");
 }
 
 /** Every request, all verbs. */
@@ -80,5 +105,9 @@ export async function sampleApiServer(
     cpuSeconds: cpu,
     requests: requestsByVerb(samples),
     watchEvents: sumMetric(samples, { name: "apiserver_watch_events_total" }),
+    watchEventsByResource: sumByLabel(samples, {
+      name: "apiserver_watch_events_total",
+      label: "resource",
+    }),
   };
 }
