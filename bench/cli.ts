@@ -7,6 +7,7 @@
  *   --runs N        runs per agent (default: each scenario's own, at least 3)
  *   --results PATH  results file (default bench/results/latest.md)
  *   --note TEXT     added to every scenario's notes (repeatable), e.g. how ours was built
+ *   --nodes N, --claims M  the size of a scenario that takes one (fleet); others ignore them
  *   --minutes M     length of a timed scenario (soak: its claim stream; default its own)
  */
 import { parseArgs } from "node:util";
@@ -20,8 +21,19 @@ export interface BenchArgs {
   runs: number | undefined;
   resultsPath: string;
   notes: string[];
-  /** --minutes: how long a timed scenario runs (soak); undefined: the scenario's default. */
-  minutes: number | undefined;
+  /** --nodes and --claims, when given. */
+  nodes?: number;
+  claims?: number;
+  /** --minutes: how long a timed scenario runs (soak), when given. */
+  minutes?: number;
+}
+
+function positiveInteger(flag: string, value: string | undefined): number | undefined {
+  const number = value === undefined ? undefined : Number(value);
+  if (number !== undefined && (!Number.isInteger(number) || number < 1)) {
+    throw new Error(`--${flag} must be a positive integer, not "${value}"`);
+  }
+  return number;
 }
 
 export function parseBenchArgs(args: readonly string[]): BenchArgs {
@@ -32,18 +44,26 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
       runs: { type: "string" },
       results: { type: "string", default: RESULTS_PATH },
       note: { type: "string", multiple: true, default: [] },
+      nodes: { type: "string" },
+      claims: { type: "string" },
       minutes: { type: "string" },
     },
   });
-  const runs = values.runs === undefined ? undefined : Number(values.runs);
-  if (runs !== undefined && (!Number.isInteger(runs) || runs < 1)) {
-    throw new Error(`--runs must be a positive integer, not "${values.runs}"`);
-  }
+  const nodes = positiveInteger("nodes", values.nodes);
+  const claims = positiveInteger("claims", values.claims);
   const minutes = values.minutes === undefined ? undefined : Number(values.minutes);
   if (minutes !== undefined && !(minutes > 0)) {
     throw new Error(`--minutes must be a positive number, not "${values.minutes}"`);
   }
-  return { scenarios: positionals, runs, resultsPath: values.results, notes: values.note, minutes };
+  return {
+    scenarios: positionals,
+    runs: positiveInteger("runs", values.runs),
+    resultsPath: values.results,
+    notes: values.note,
+    ...(nodes === undefined ? {} : { nodes }),
+    ...(claims === undefined ? {} : { claims }),
+    ...(minutes === undefined ? {} : { minutes }),
+  };
 }
 
 /** Runs the scenarios in order and prints the table of those run; returns their results. */
@@ -51,17 +71,13 @@ export async function runScenarios(
   scenarios: readonly Scenario[],
   args: readonly string[],
 ): Promise<ScenarioResult[]> {
-  const { runs, resultsPath, notes, minutes } = parseBenchArgs(args);
+  const { runs, resultsPath, notes, scenarios: _names, ...size } = parseBenchArgs(args);
   const log = (line: string) => console.error(line);
   const done: ScenarioResult[] = [];
   for (const scenario of scenarios) {
     const scenarioRuns = runs ?? scenario.defaultRuns;
     log(`[bench] ${scenario.id}: ${scenario.title}, ${scenarioRuns} runs per agent`);
-    const result = await scenario.run({
-      runs: scenarioRuns,
-      log,
-      ...(minutes === undefined ? {} : { minutes }),
-    });
+    const result = await scenario.run({ runs: scenarioRuns, log, ...size });
     result.notes.push(...notes);
     await recordScenario(result, resultsPath);
     done.push(result);

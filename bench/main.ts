@@ -3,10 +3,11 @@
  * `deno task bench:<scenario>` runs one (the scenario ids are arguments here).
  * Prints one table and writes it to bench/results/latest.md. See bench/README.md.
  *
- *   deno run -A bench/main.ts [startup|burst|default-budget|memory-at-scale|capacity|immediate|soak ...] [--runs N]
+ *   deno run -A bench/main.ts [startup|burst|default-budget|memory-at-scale|capacity|immediate|fleet|soak ...] [--runs N]
  */
 import { BURST, DEFAULT_BUDGET } from "./burst.ts";
 import { CAPACITY } from "./capacity.ts";
+import { FLEET } from "./fleet.ts";
 import { IMMEDIATE } from "./immediate.ts";
 import { parseBenchArgs, runScenarios } from "./cli.ts";
 import { MEMORY_AT_SCALE } from "./memory_at_scale.ts";
@@ -21,6 +22,7 @@ export const SCENARIOS: readonly Scenario[] = [
   MEMORY_AT_SCALE,
   CAPACITY,
   IMMEDIATE,
+  FLEET,
   SOAK,
 ];
 

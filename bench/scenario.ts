@@ -8,6 +8,9 @@ export interface ScenarioOptions {
   runs: number;
   /** Progress lines (stderr). */
   log: (line: string) => void;
+  /** --nodes and --claims: the size, for a scenario that takes one (fleet). */
+  nodes?: number;
+  claims?: number;
   /** --minutes, for a scenario that runs for a time rather than a count (soak). */
   minutes?: number;
 }
