@@ -12,13 +12,12 @@
  * side both agents get the same API server, the same background and the same
  * machine load at every moment; each sees the other's claims and PVs, alike.
  */
-import { startCluster } from "../tests/cluster/cluster.ts";
 import { fakeNodeNames } from "../tests/cluster/nodes.ts";
 import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
 import { delay } from "../tests/cluster/wait.ts";
 import { launchAgent, waitAgentReady } from "./agent_runner.ts";
 import { BENCH_AGENTS, type BenchAgent, type ScenarioResult } from "./report.ts";
-import { createScaleFixture } from "./scale_fixture.ts";
+import { startScaleCluster } from "./scale_fixture.ts";
 import { measuredResult, type Scenario, type ScenarioOptions } from "./scenario.ts";
 import { ClaimChurn } from "./soak_churn.ts";
 import { soakMetrics, soakNotes, type SoakRunOutcome } from "./soak_report.ts";
@@ -128,23 +127,12 @@ async function runSoak(options: ScenarioOptions): Promise<SoakResult> {
   const durationMs = minutes * 60_000;
   const series: Record<string, SeriesColumns> = {};
   const result = await measuredResult({ id: "soak", title: TITLE }, options, async () => {
-    const cluster = await startCluster({
-      nodes: [...AGENT_NODES],
-      driver: "test",
-      driverOptions: { logLevel: "warn" },
-      storageCapacity: false,
-      agent: "none",
-      log: options.log,
-    });
+    const { cluster, fixture } = await startScaleCluster({
+      agentNodes: [...AGENT_NODES],
+      pairs: PAIRS,
+      otherNodes: FIXTURE_NODES,
+    }, options.log);
     try {
-      const fixture = await createScaleFixture(cluster.admin, {
-        namespace: "scale",
-        pairs: PAIRS,
-        otherNodes: FIXTURE_NODES,
-        concurrency: 50,
-        log: options.log,
-      });
-      await delay(10_000); // let the PV controller's last writes and events drain
       const runs: Record<BenchAgent, SoakRunOutcome>[] = [];
       for (let index = 0; index < options.runs; index++) {
         const outcome = await soakRun(cluster, { index, durationMs, log: options.log });
