@@ -8,6 +8,7 @@
  *   --results PATH  results file (default bench/results/latest.md)
  *   --note TEXT     added to every scenario's notes (repeatable), e.g. how ours was built
  *   --nodes N, --claims M  the size of a scenario that takes one (fleet); others ignore them
+ *   --minutes M     length of a timed scenario (soak: its claim stream; default its own)
  */
 import { parseArgs } from "node:util";
 import { comparisonTable, type ScenarioResult } from "./report.ts";
@@ -23,6 +24,8 @@ export interface BenchArgs {
   /** --nodes and --claims, when given. */
   nodes?: number;
   claims?: number;
+  /** --minutes: how long a timed scenario runs (soak), when given. */
+  minutes?: number;
 }
 
 function positiveInteger(flag: string, value: string | undefined): number | undefined {
@@ -43,10 +46,15 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
       note: { type: "string", multiple: true, default: [] },
       nodes: { type: "string" },
       claims: { type: "string" },
+      minutes: { type: "string" },
     },
   });
   const nodes = positiveInteger("nodes", values.nodes);
   const claims = positiveInteger("claims", values.claims);
+  const minutes = values.minutes === undefined ? undefined : Number(values.minutes);
+  if (minutes !== undefined && !(minutes > 0)) {
+    throw new Error(`--minutes must be a positive number, not "${values.minutes}"`);
+  }
   return {
     scenarios: positionals,
     runs: positiveInteger("runs", values.runs),
@@ -54,6 +62,7 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
     notes: values.note,
     ...(nodes === undefined ? {} : { nodes }),
     ...(claims === undefined ? {} : { claims }),
+    ...(minutes === undefined ? {} : { minutes }),
   };
 }
 

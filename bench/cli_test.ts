@@ -4,7 +4,7 @@ import { selectScenarios } from "./main.ts";
 import { alternatingRuns } from "./scenario.ts";
 import { runPool } from "./workload.ts";
 
-Deno.test("parseBenchArgs() reads scenario names, --runs, --results and --note", () => {
+Deno.test("parseBenchArgs() reads scenario names, --runs, --results, --note and --minutes", () => {
   const args = parseBenchArgs([
     "--",
     "burst",
@@ -16,14 +16,18 @@ Deno.test("parseBenchArgs() reads scenario names, --runs, --results and --note",
     "a",
     "--note",
     "b",
+    "--minutes",
+    "2.5",
   ]);
   deepStrictEqual(args, {
     scenarios: ["burst"],
     runs: 4,
     resultsPath: "/tmp/r.md",
     notes: ["a", "b"],
+    minutes: 2.5,
   });
   throws(() => parseBenchArgs(["--runs", "0"]), /positive integer/);
+  throws(() => parseBenchArgs(["--minutes", "0"]), /positive number/);
 });
 
 Deno.test("selectScenarios() keeps table order and refuses unknown names", () => {
@@ -39,6 +43,7 @@ Deno.test("selectScenarios() keeps table order and refuses unknown names", () =>
     "capacity",
     "immediate",
     "fleet",
+    "soak",
   ]);
   throws(() => selectScenarios(["nope"]), /unknown scenario nope/);
 });

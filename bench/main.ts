@@ -3,7 +3,7 @@
  * `deno task bench:<scenario>` runs one (the scenario ids are arguments here).
  * Prints one table and writes it to bench/results/latest.md. See bench/README.md.
  *
- *   deno run -A bench/main.ts [startup|burst|default-budget|memory-at-scale|capacity|immediate|fleet ...] [--runs N]
+ *   deno run -A bench/main.ts [startup|burst|default-budget|memory-at-scale|capacity|immediate|fleet|soak ...] [--runs N]
  */
 import { BURST, DEFAULT_BUDGET } from "./burst.ts";
 import { CAPACITY } from "./capacity.ts";
@@ -12,6 +12,7 @@ import { IMMEDIATE } from "./immediate.ts";
 import { parseBenchArgs, runScenarios } from "./cli.ts";
 import { MEMORY_AT_SCALE } from "./memory_at_scale.ts";
 import type { Scenario } from "./scenario.ts";
+import { SOAK } from "./soak.ts";
 import { STARTUP } from "./startup.ts";
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -22,6 +23,7 @@ export const SCENARIOS: readonly Scenario[] = [
   CAPACITY,
   IMMEDIATE,
   FLEET,
+  SOAK,
 ];
 
 /** The named scenarios in table order, or all of them; throws on an unknown name. */

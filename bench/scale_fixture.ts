@@ -8,9 +8,11 @@
  * provisioning.
  */
 import type { V1PersistentVolume } from "@kubernetes/client-node";
+import { startCluster } from "../tests/cluster/cluster.ts";
 import type { AdminClients } from "../tests/cluster/kubeconfig.ts";
 import { createFakeNode, TEST_DRIVER_NAME, TEST_TOPOLOGY_KEY } from "../tests/cluster/nodes.ts";
-import { withTimeout } from "../tests/cluster/wait.ts";
+import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
+import { delay, withTimeout } from "../tests/cluster/wait.ts";
 import { watchClaimProgress } from "./claim_progress.ts";
 import {
   BENCH_CLAIM_SIZE,
@@ -124,5 +126,41 @@ export async function createScaleFixture(
     return { createMs, boundMs: bound.at - start };
   } finally {
     progress.stop();
+  }
+}
+
+/**
+ * A cluster for agents on `agentNodes` (each with the test driver, CSIDriver
+ * without storageCapacity, no agent yet) with the fixture of `pairs` claims and
+ * PVs on `otherNodes` (namespace "scale", 50 requests in flight), then 10 s for
+ * the PV controller's last writes and events to drain. The caller stops the
+ * cluster; a failed fixture stops it here.
+ */
+export async function startScaleCluster(
+  options: { agentNodes: string[]; pairs: number; otherNodes: string[] },
+  log: (line: string) => void,
+): Promise<{ cluster: RunningCluster; fixture: ScaleFixtureTimes }> {
+  const cluster = await startCluster({
+    nodes: options.agentNodes,
+    driver: "test",
+    driverOptions: { logLevel: "warn" }, // driver logs cost CPU on a 2-core machine
+    storageCapacity: false,
+    agent: "none",
+    log,
+  });
+  try {
+    const fixture = await createScaleFixture(cluster.admin, {
+      namespace: "scale",
+      pairs: options.pairs,
+      otherNodes: options.otherNodes,
+      concurrency: 50,
+      log,
+    });
+    await delay(10_000);
+    return { cluster, fixture };
+  } catch (error) {
+    log(await cluster.tailLogs(20));
+    await cluster.stop();
+    throw error;
   }
 }

@@ -11,6 +11,8 @@ export interface ScenarioOptions {
   /** --nodes and --claims: the size, for a scenario that takes one (fleet). */
   nodes?: number;
   claims?: number;
+  /** --minutes, for a scenario that runs for a time rather than a count (soak). */
+  minutes?: number;
 }
 
 export interface Scenario {
