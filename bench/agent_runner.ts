@@ -117,7 +117,8 @@ export interface ReadyTimes {
 /** Probes until the agent is ready; throws with its log tail if it exits or times out. */
 export async function waitAgentReady(
   agent: LaunchedAgent,
-  options: { timeoutMs: number },
+  /** probeIntervalMs: default PROBE_INTERVAL_MS; coarser when many agents are probed at once. */
+  options: { timeoutMs: number; probeIntervalMs?: number },
 ): Promise<ReadyTimes> {
   const deadline = agent.startedAt + options.timeoutMs;
   const base = `http://127.0.0.1:${agent.httpPort}`;
@@ -135,7 +136,7 @@ export async function waitAgentReady(
       const readyMs = performance.now() - agent.startedAt;
       return { httpMs: httpMs ?? readyMs, readyMs };
     }
-    await delay(PROBE_INTERVAL_MS);
+    await delay(options.probeIntervalMs ?? PROBE_INTERVAL_MS);
   }
   const state = agent.handle.running ? "not ready in time" : "exited";
   throw new Error(

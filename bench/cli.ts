@@ -7,6 +7,7 @@
  *   --runs N        runs per agent (default: each scenario's own, at least 3)
  *   --results PATH  results file (default bench/results/latest.md)
  *   --note TEXT     added to every scenario's notes (repeatable), e.g. how ours was built
+ *   --nodes N, --claims M  the size of a scenario that takes one (fleet); others ignore them
  */
 import { parseArgs } from "node:util";
 import { comparisonTable, type ScenarioResult } from "./report.ts";
@@ -19,6 +20,17 @@ export interface BenchArgs {
   runs: number | undefined;
   resultsPath: string;
   notes: string[];
+  /** --nodes and --claims, when given. */
+  nodes?: number;
+  claims?: number;
+}
+
+function positiveInteger(flag: string, value: string | undefined): number | undefined {
+  const number = value === undefined ? undefined : Number(value);
+  if (number !== undefined && (!Number.isInteger(number) || number < 1)) {
+    throw new Error(`--${flag} must be a positive integer, not "${value}"`);
+  }
+  return number;
 }
 
 export function parseBenchArgs(args: readonly string[]): BenchArgs {
@@ -29,13 +41,20 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
       runs: { type: "string" },
       results: { type: "string", default: RESULTS_PATH },
       note: { type: "string", multiple: true, default: [] },
+      nodes: { type: "string" },
+      claims: { type: "string" },
     },
   });
-  const runs = values.runs === undefined ? undefined : Number(values.runs);
-  if (runs !== undefined && (!Number.isInteger(runs) || runs < 1)) {
-    throw new Error(`--runs must be a positive integer, not "${values.runs}"`);
-  }
-  return { scenarios: positionals, runs, resultsPath: values.results, notes: values.note };
+  const nodes = positiveInteger("nodes", values.nodes);
+  const claims = positiveInteger("claims", values.claims);
+  return {
+    scenarios: positionals,
+    runs: positiveInteger("runs", values.runs),
+    resultsPath: values.results,
+    notes: values.note,
+    ...(nodes === undefined ? {} : { nodes }),
+    ...(claims === undefined ? {} : { claims }),
+  };
 }
 
 /** Runs the scenarios in order and prints the table of those run; returns their results. */
@@ -43,13 +62,13 @@ export async function runScenarios(
   scenarios: readonly Scenario[],
   args: readonly string[],
 ): Promise<ScenarioResult[]> {
-  const { runs, resultsPath, notes } = parseBenchArgs(args);
+  const { runs, resultsPath, notes, scenarios: _names, ...size } = parseBenchArgs(args);
   const log = (line: string) => console.error(line);
   const done: ScenarioResult[] = [];
   for (const scenario of scenarios) {
     const scenarioRuns = runs ?? scenario.defaultRuns;
     log(`[bench] ${scenario.id}: ${scenario.title}, ${scenarioRuns} runs per agent`);
-    const result = await scenario.run({ runs: scenarioRuns, log });
+    const result = await scenario.run({ runs: scenarioRuns, log, ...size });
     result.notes.push(...notes);
     await recordScenario(result, resultsPath);
     done.push(result);

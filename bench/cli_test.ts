@@ -38,6 +38,7 @@ Deno.test("selectScenarios() keeps table order and refuses unknown names", () =>
     "memory-at-scale",
     "capacity",
     "immediate",
+    "fleet",
   ]);
   throws(() => selectScenarios(["nope"]), /unknown scenario nope/);
 });
@@ -65,4 +66,11 @@ Deno.test("runPool() keeps at most `concurrency` tasks in flight and returns res
   });
   deepStrictEqual(results, [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
   deepStrictEqual(most, 3);
+});
+
+Deno.test("parseBenchArgs() reads a scenario's size from --nodes and --claims", () => {
+  const args = parseBenchArgs(["fleet", "--nodes", "5", "--claims", "100"]);
+  deepStrictEqual([args.nodes, args.claims], [5, 100]);
+  deepStrictEqual(Object.keys(parseBenchArgs(["fleet"])).includes("nodes"), false);
+  throws(() => parseBenchArgs(["--nodes", "1.5"]), /--nodes must be a positive integer/);
 });

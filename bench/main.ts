@@ -3,10 +3,11 @@
  * `deno task bench:<scenario>` runs one (the scenario ids are arguments here).
  * Prints one table and writes it to bench/results/latest.md. See bench/README.md.
  *
- *   deno run -A bench/main.ts [startup|burst|default-budget|memory-at-scale|capacity|immediate ...] [--runs N]
+ *   deno run -A bench/main.ts [startup|burst|default-budget|memory-at-scale|capacity|immediate|fleet ...] [--runs N]
  */
 import { BURST, DEFAULT_BUDGET } from "./burst.ts";
 import { CAPACITY } from "./capacity.ts";
+import { FLEET } from "./fleet.ts";
 import { IMMEDIATE } from "./immediate.ts";
 import { parseBenchArgs, runScenarios } from "./cli.ts";
 import { MEMORY_AT_SCALE } from "./memory_at_scale.ts";
@@ -20,6 +21,7 @@ export const SCENARIOS: readonly Scenario[] = [
   MEMORY_AT_SCALE,
   CAPACITY,
   IMMEDIATE,
+  FLEET,
 ];
 
 /** The named scenarios in table order, or all of them; throws on an unknown name. */

@@ -8,6 +8,9 @@ export interface ScenarioOptions {
   runs: number;
   /** Progress lines (stderr). */
   log: (line: string) => void;
+  /** --nodes and --claims: the size, for a scenario that takes one (fleet). */
+  nodes?: number;
+  claims?: number;
 }
 
 export interface Scenario {

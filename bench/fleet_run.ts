@@ -1,0 +1,229 @@
+/**
+ * One run of the fleet scenario (fleet.ts): a fresh cluster with one
+ * hostpath driver and one agent (all ours or all upstream) per fake node,
+ * then claims used by pods, which kube-scheduler places on the nodes by the
+ * CSIStorageCapacity the agents publish. kube-apiserver's counters are read
+ * at the edges of three windows: the agents' start-up, the burst, and an idle
+ * minute once everything is done.
+ */
+import type { V1CSIStorageCapacity } from "@kubernetes/client-node";
+import { startCluster } from "../tests/cluster/cluster.ts";
+import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
+import { delay, waitFor, withTimeout } from "../tests/cluster/wait.ts";
+import { claimObject, createNamespace, podUsingClaim } from "../tests/cluster/workloads.ts";
+import { allCapacities } from "../tests/integration/capacity_support.ts";
+import { launchAgent, type LaunchedAgent, waitAgentReady } from "./agent_runner.ts";
+import { watchClaimProgress } from "./claim_progress.ts";
+import { checkFleet, type FleetCheck } from "./fleet_check.ts";
+import { describeFleetMemory } from "./fleet_memory.ts";
+import { type ApiServerCounters, countersDelta, sampleApiServer } from "./fleet_metrics.ts";
+import { peakResidentMiB, residentMiB } from "./process_stats.ts";
+import type { BenchAgent } from "./report.ts";
+import { claimName, runPool } from "./workload.ts";
+
+export const FLEET_NAMESPACE = "fleet";
+/** The cluster's default pool of every node's driver (10Gi), and its class. */
+export const FLEET_POOL = "fast";
+/** Small enough that capacity never runs out: capacity is checked, not exhausted. */
+export const FLEET_CLAIM_SIZE = "1Mi";
+/** Besides agentFlags(): each agent publishes its node's CSIStorageCapacity, owned by nothing. */
+export const FLEET_AGENT_ARGS = ["--enable-capacity", "--capacity-ownerref-level=-1"];
+/** The agents' default client budget (upstream's --kube-api-qps / --kube-api-burst defaults). */
+export const FLEET_QPS = 5;
+export const FLEET_BURST = 10;
+/** Claims and pods created concurrently by the benchmark; agents launched concurrently. */
+export const CREATE_CONCURRENCY = 50;
+const LAUNCH_CONCURRENCY = 10;
+/** Between every agent ready and the burst: their first relists and capacity writes settle. */
+export const SETTLE_MS = 5_000;
+export const IDLE_MS = 60_000;
+const STEP_TIMEOUT_MS = 10 * 60_000;
+
+export interface FleetSize {
+  nodes: number;
+  claims: number;
+}
+
+/** What one run measured. */
+export interface FleetSample {
+  /** kube-apiserver's counters over each window. */
+  startup: ApiServerCounters;
+  burst: ApiServerCounters;
+  idle: ApiServerCounters;
+  /** s from the first agent's launch to every agent ready and every node's capacity published. */
+  readyS: number;
+  /** s from the first create to every claim Bound, and to every pod scheduled. */
+  boundS: number;
+  scheduledS: number;
+  apiServerPeakMiB: number;
+  apiServerRssMiB: number;
+  /** Sums over the agents: VmRSS when every claim is Bound and after the idle minute; VmHWM. */
+  agentsRssAtBoundMiB: number;
+  agentsRssIdleMiB: number;
+  agentsPeakMiB: number;
+  check: FleetCheck;
+}
+
+/** One run on a fresh cluster of `size.nodes` nodes. */
+export async function runFleet(
+  kind: BenchAgent,
+  options: { size: FleetSize; log: (line: string) => void },
+): Promise<FleetSample> {
+  const cluster = await startCluster({
+    nodes: options.size.nodes,
+    // hostpath at -v=2: its default -v=4 logs every call of 50 drivers to disk.
+    driverOptions: { verbosity: 2 },
+    agent: "none",
+    log: options.log,
+  });
+  try {
+    await createNamespace(cluster.admin, FLEET_NAMESPACE);
+    return await measureFleet(cluster, { kind, ...options });
+  } catch (error) {
+    options.log(await cluster.tailLogs(20));
+    throw error;
+  } finally {
+    await cluster.stop();
+  }
+}
+
+async function measureFleet(
+  cluster: RunningCluster,
+  options: { kind: BenchAgent; size: FleetSize; log: (line: string) => void },
+): Promise<FleetSample> {
+  const { size, log } = options;
+  const sample = () =>
+    sampleApiServer(cluster.apiserver.process.pid, (args) => cluster.kubectl(args));
+  const progress = await watchClaimProgress(cluster.admin, {
+    namespace: FLEET_NAMESPACE,
+    expected: size.claims,
+  });
+  try {
+    const atStart = await sample();
+    const launched = performance.now();
+    const agents = await startFleet(cluster, options.kind);
+    const readyS = (performance.now() - launched) / 1000;
+    log(`[fleet] ${agents.length} ${options.kind} agents ready in ${readyS.toFixed(1)} s`);
+    await delay(SETTLE_MS);
+    const atBurst = await sample();
+    const start = performance.now();
+    await createWorkload(cluster, size.claims);
+    const bound = await withTimeout(progress.allBound, {
+      timeoutMs: STEP_TIMEOUT_MS,
+      description: "fleet: every claim Bound",
+    });
+    const atBound = await sample();
+    const agentsRssAtBoundMiB = sumOver(agents, residentMiB);
+    log(describeFleetMemory(cluster, agents));
+    await waitPodsScheduled(cluster);
+    const scheduledS = (performance.now() - start) / 1000;
+    const atIdle = await sample();
+    await delay(IDLE_MS);
+    const atEnd = await sample();
+    const apiServerPid = cluster.apiserver.process.pid;
+    return {
+      startup: countersDelta(atStart, atBurst),
+      burst: countersDelta(atBurst, atBound),
+      idle: countersDelta(atIdle, atEnd),
+      readyS,
+      boundS: (bound.at - start) / 1000,
+      scheduledS,
+      apiServerPeakMiB: peakResidentMiB(apiServerPid),
+      apiServerRssMiB: residentMiB(apiServerPid),
+      agentsRssAtBoundMiB,
+      agentsRssIdleMiB: sumOver(agents, residentMiB),
+      agentsPeakMiB: sumOver(agents, peakResidentMiB),
+      check: await fleetCheck(cluster),
+    };
+  } finally {
+    progress.stop();
+  }
+}
+
+function sumOver(agents: readonly LaunchedAgent[], read: (pid: number) => number): number {
+  return agents.reduce((sum, agent) => sum + read(agent.pid), 0);
+}
+
+/**
+ * Every node's agent launched (LAUNCH_CONCURRENCY at a time, as a DaemonSet
+ * rollout would), ready, and every node's CSIStorageCapacity for the class
+ * published. Readiness is probed every 250 ms: 50 agents probed every 5 ms
+ * would load the 2 cores the API server needs.
+ */
+async function startFleet(cluster: RunningCluster, kind: BenchAgent): Promise<LaunchedAgent[]> {
+  const agents = await runPool(cluster.nodes.length, {
+    concurrency: LAUNCH_CONCURRENCY,
+    task: (index) =>
+      launchAgent(cluster, {
+        kind,
+        node: cluster.nodes[index]!.name,
+        qps: FLEET_QPS,
+        burst: FLEET_BURST,
+        extraArgs: FLEET_AGENT_ARGS,
+      }),
+  });
+  await Promise.all(
+    agents.map((agent) =>
+      waitAgentReady(agent, { timeoutMs: STEP_TIMEOUT_MS, probeIntervalMs: 250 })
+    ),
+  );
+  const storageClass = cluster.storageClassName(FLEET_POOL);
+  const nodeOf = (object: V1CSIStorageCapacity) =>
+    object.nodeTopology?.matchLabels?.[cluster.topologyKey];
+  await waitFor(async () => {
+    const objects = (await allCapacities(cluster))
+      .filter((object) => object.storageClassName === storageClass);
+    return new Set(objects.map(nodeOf)).size === cluster.nodes.length;
+  }, {
+    description: "every node's CSIStorageCapacity for the class",
+    timeoutMs: STEP_TIMEOUT_MS,
+    intervalMs: 1_000,
+  });
+  return agents;
+}
+
+/** Each claim and a pod using it: kube-scheduler picks the node, the node's agent provisions. */
+async function createWorkload(cluster: RunningCluster, claims: number): Promise<void> {
+  const storageClass = cluster.storageClassName(FLEET_POOL);
+  await runPool(claims, {
+    concurrency: CREATE_CONCURRENCY,
+    task: async (index) => {
+      const name = claimName(index);
+      await cluster.admin.core.createNamespacedPersistentVolumeClaim({
+        namespace: FLEET_NAMESPACE,
+        body: claimObject(name, { storageClass, size: FLEET_CLAIM_SIZE }),
+      });
+      await cluster.admin.core.createNamespacedPod({
+        namespace: FLEET_NAMESPACE,
+        body: podUsingClaim(name, name),
+      });
+    },
+  });
+}
+
+/**
+ * kube-scheduler binds a pod only after its claims are Bound, so the last
+ * bindings trail the last claim: the idle minute starts once none is left.
+ * Only unscheduled pods are listed (a field selector), so the poll stays cheap.
+ */
+async function waitPodsScheduled(cluster: RunningCluster): Promise<void> {
+  await waitFor(async () => {
+    const pending = await cluster.admin.core.listNamespacedPod({
+      namespace: FLEET_NAMESPACE,
+      fieldSelector: "spec.nodeName=",
+    });
+    return pending.items.length === 0;
+  }, { description: "every pod scheduled", timeoutMs: STEP_TIMEOUT_MS, intervalMs: 1_000 });
+}
+
+/** After the idle minute, so that its LISTs fall in no window. */
+async function fleetCheck(cluster: RunningCluster): Promise<FleetCheck> {
+  const claims = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
+    namespace: FLEET_NAMESPACE,
+  });
+  const volumes = await cluster.admin.core.listPersistentVolume();
+  return checkFleet(claims.items, {
+    volumes: volumes.items,
+    nodes: cluster.nodes.map((node) => node.name),
+  });
+}
