@@ -16,7 +16,6 @@
 import { type Priority, TokenBucket } from "../queue/token_bucket.ts";
 import { type TlsFetch, tlsFetch } from "../runtime/platform.ts";
 import type { KubeCredentials } from "./credentials.ts";
-import { InFlightLimit } from "./in_flight.ts";
 import { fetchJson, fetchLines, HEADER_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from "./rest_fetch.ts";
 import { KubeApiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
 
@@ -61,14 +60,6 @@ export interface KubeRest {
 
 const TIMEOUTS = { headerTimeoutMs: HEADER_TIMEOUT_MS, timeoutMs: REQUEST_TIMEOUT_MS };
 
-/**
- * Requests (not watches) in flight at once per client, hence about as many
- * kept-alive connections: 16 requests of a few milliseconds each serve
- * thousands per second, far above any --kube-api-qps, and a burst no longer
- * opens a connection per worker (in_flight.ts).
- */
-export const MAX_REQUESTS_IN_FLIGHT = 16;
-
 /** How a client is made. */
 export interface KubeRestOptions {
   userAgent: string;
@@ -76,8 +67,6 @@ export interface KubeRestOptions {
   budget: { qps: number; burst: number } | TokenBucket;
   /** The transport; the runtime's fetch with the credentials' TLS settings unless a test injects one. */
   transport?: TlsFetch;
-  /** Requests in flight at once (default MAX_REQUESTS_IN_FLIGHT); watches are not counted. */
-  maxInFlight?: number;
 }
 
 /** Creates a client for the credentials' API server. */
@@ -104,7 +93,6 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
       signal: request.signal,
     };
   };
-  const inFlight = new InFlightLimit(options.maxInFlight ?? MAX_REQUESTS_IN_FLIGHT);
   const answers = new Answers();
   const heard = (error: unknown) => {
     if (error instanceof KubeApiError && error.status < 500 && error.status !== 429) answers.fire();
@@ -112,9 +100,7 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
   };
   return {
     request: async <T>(request: KubeRequest) => {
-      const prepared = await prepare(request);
-      const answer = await inFlight.run(() => fetchJson(prepared, TIMEOUTS), request.signal)
-        .catch(heard) as T;
+      const answer = await fetchJson(await prepare(request), TIMEOUTS).catch(heard) as T;
       answers.fire();
       return answer;
     },

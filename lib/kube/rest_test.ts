@@ -6,7 +6,7 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { TokenBucket } from "../queue/token_bucket.ts";
 import type { KubeCredentials } from "./credentials.ts";
-import { createKubeRest, KubeApiError, type KubeRest, MAX_REQUESTS_IN_FLIGHT } from "./rest.ts";
+import { createKubeRest, KubeApiError, type KubeRest } from "./rest.ts";
 
 interface Seen {
   method: string;
@@ -147,37 +147,4 @@ Deno.test("answered() resolves at the next answer, a refusal below 500 included;
     await rejects(rest.request({ method: "GET", path: "/api/v1/nodes" }), { status: 404 });
     strictEqual(await settled(first), true, "a 404 is an answer");
   });
-});
-
-Deno.test("at most MAX_REQUESTS_IN_FLIGHT requests reach the server at once; the rest wait their turn", async () => {
-  const held = Promise.withResolvers<void>();
-  let arrived = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async () => {
-    arrived++;
-    await held.promise;
-    return Response.json({});
-  });
-  const rest = createKubeRest(
-    {
-      server: new URL(`http://127.0.0.1:${server.addr.port}/`),
-      tls: {},
-      headers: () => Promise.resolve({}),
-    },
-    { budget: { qps: 1000, burst: 1000 }, userAgent: "agent/test" },
-  );
-  try {
-    const requests = Array.from(
-      { length: MAX_REQUESTS_IN_FLIGHT + 4 },
-      (_, index) => rest.request({ method: "GET", path: `/r${index}` }),
-    );
-    while (arrived < MAX_REQUESTS_IN_FLIGHT) await new Promise((resolve) => setTimeout(resolve, 5));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    strictEqual(arrived, MAX_REQUESTS_IN_FLIGHT);
-    held.resolve();
-    await Promise.all(requests);
-    strictEqual(arrived, MAX_REQUESTS_IN_FLIGHT + 4);
-  } finally {
-    rest.close();
-    await server.shutdown();
-  }
 });
