@@ -6,13 +6,23 @@
  * "HTTP/1.1 client" and protobuf's generated decoders in "gRPC".
  *
  *   deno run -A bench/cpu_profile.ts /tmp/prof/CPU.*.cpuprofile
+ *
+ * A profile of the compiled binary (profiled_binary.sh) names every frame of
+ * the agent by its line in the one bundled file (/$bunfs/root/...); with
+ * `--bundle FILE`, the same bundle as plain JavaScript, each such frame is
+ * given the path of the module it came from (the bundler's `// path`
+ * comments), so the categories apply to it as to a run from source:
+ *
+ *   deno run -A bench/cpu_profile.ts --bundle /tmp/agent.js /tmp/prof/CPU.*.cpuprofile
  */
+
+import { parseArgs } from "node:util";
 
 /** The parts of the .cpuprofile format this reads. */
 export interface CpuProfile {
   nodes: {
     id: number;
-    callFrame: { functionName: string; url: string };
+    callFrame: { functionName: string; url: string; lineNumber?: number };
     children?: number[];
   }[];
   /** Node id of each sample's innermost frame. */
@@ -42,6 +52,11 @@ const CATEGORIES: readonly [string, (frame: Frame) => boolean][] = [
     urlMatches(/lib\/kube\/(informer|trim|caches)/),
   ],
   ["events writer", urlMatches(/lib\/kube\/events/)],
+  [
+    "fetch transport (Bun's native fetch, its TLS settings)",
+    urlMatches(/lib\/runtime\/platform|lib\/kube\/rest_fetch/),
+  ],
+  ["intent journal (records, writes, fsync)", urlMatches(/lib\/journal\//)],
   ["REST client (requests, rate limiter, timeouts)", urlMatches(/lib\/kube\//)],
   ["topology and node-affinity checks", urlMatches(/lib\/topology\/|volume_owner/)],
   ["provisioning and deletion logic", urlMatches(/lib\/provision\//)],
@@ -93,9 +108,45 @@ export function cpuBreakdown(profile: CpuProfile): { category: string; share: nu
     .sort((a, b) => b.share - a.share);
 }
 
+/**
+ * Renames the frames of a compiled binary (url /$bunfs/...) to the module
+ * their line falls in, from the bundle's `// path` comments that start each
+ * module.
+ */
+export function withModulePaths(profile: CpuProfile, bundle: string): CpuProfile {
+  const starts: { line: number; path: string }[] = [];
+  bundle.split("\n").forEach((text, index) => {
+    const match = /^\/\/ ((?:node_modules\/)?[\w@.-]+\/[^ ]+\.[cm]?[jt]s)$/.exec(text);
+    if (match !== null) starts.push({ line: index, path: match[1]! });
+  });
+  const moduleAt = (line: number) => {
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2);
+      if (starts[middle]!.line <= line) low = middle;
+      else high = middle - 1;
+    }
+    return starts[low]?.path ?? "bundle";
+  };
+  const nodes = profile.nodes.map((node) => {
+    const { url, lineNumber } = node.callFrame;
+    if (!url.includes("$bunfs") || lineNumber === undefined) return node;
+    return { ...node, callFrame: { ...node.callFrame, url: `/${moduleAt(lineNumber)}` } };
+  });
+  return { ...profile, nodes };
+}
+
 if (import.meta.main) {
-  for (const path of Deno.args) {
-    const profile = JSON.parse(await Deno.readTextFile(path)) as CpuProfile;
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    options: { bundle: { type: "string" } },
+    allowPositionals: true,
+  });
+  const bundle = values.bundle === undefined ? undefined : await Deno.readTextFile(values.bundle);
+  for (const path of positionals) {
+    const read = JSON.parse(await Deno.readTextFile(path)) as CpuProfile;
+    const profile = bundle === undefined ? read : withModulePaths(read, bundle);
     console.log(`${path}: ${profile.samples.length} samples`);
     for (const { category, share } of cpuBreakdown(profile)) {
       console.log(`${(share * 100).toFixed(1).padStart(6)}%  ${category}`);

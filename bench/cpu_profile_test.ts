@@ -1,5 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { cpuBreakdown, type CpuProfile } from "./cpu_profile.ts";
+import { cpuBreakdown, type CpuProfile, withModulePaths } from "./cpu_profile.ts";
 
 const frame = (id: number, functionName: string, url: string, children: number[] = []) => ({
   id,
@@ -27,5 +27,29 @@ Deno.test("cpuBreakdown() gives native frames to their JavaScript caller and ski
     },
     { category: "JSON.parse (API responses, watch events)", share: 2 / 6 },
     { category: "informers: watch lines → trim → filter → enqueue", share: 1 / 6 },
+  ]);
+});
+
+Deno.test("withModulePaths() names a compiled binary's frames by the bundled module of their line", () => {
+  const bundle = [
+    "// @bun @bun-cjs",
+    "// node_modules/@grpc/grpc-js/build/src/call.js",
+    "function call() {}",
+    "// lib/journal/file_journal.ts",
+    "// a comment, not a module",
+    "function put() {}",
+  ].join("\n");
+  const compiled = (id: number, line: number) => ({
+    id,
+    callFrame: { functionName: "f", url: "/$bunfs/root/agent", lineNumber: line },
+  });
+  const profile = withModulePaths({
+    nodes: [compiled(1, 2), compiled(2, 5), frame(3, "parse", "[native code]")],
+    samples: [1, 2, 3],
+  }, bundle);
+  deepStrictEqual(profile.nodes.map((node) => node.callFrame.url), [
+    "/node_modules/@grpc/grpc-js/build/src/call.js",
+    "/lib/journal/file_journal.ts",
+    "[native code]",
   ]);
 });

@@ -18,6 +18,7 @@ import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds, residentMiB } from "./process_stats.ts";
 import type { BenchAgent, ScenarioResult } from "./report.ts";
 import { createScaleFixture } from "./scale_fixture.ts";
+import { sampleSocketBytes } from "./socket_bytes.ts";
 import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
 
 const PAIRS = 10_000;
@@ -34,6 +35,7 @@ const METRIC = {
   cpuToReady: "agent CPU, start → ready (s)",
   cpuIdle: "agent CPU during the 60 s idle (s)",
   data: "API data received, as encoded by the API server (MiB)",
+  wire: "API data received on the wire, TLS after gzip (MiB)",
   watchEvents: "watch events received",
   listResponses: "LIST responses received (pages)",
 } as const;
@@ -45,6 +47,7 @@ const DECIMALS: Record<MetricKey, number> = {
   cpuToReady: 2,
   cpuIdle: 2,
   data: 1,
+  wire: 1,
   watchEvents: 0,
   listResponses: 0,
 };
@@ -57,6 +60,8 @@ async function measureIdleAgent(
   const before = await scrapeApiTraffic((args) => cluster.kubectl(args));
   // Default client budget (QPS 5, burst 10): what a deployment starts with.
   const launched = await launchAgent(cluster, { kind: agent, node: "node-a", qps: 5, burst: 10 });
+  const peerPort = Number(new URL(cluster.server).port);
+  const wire = sampleSocketBytes({ pid: launched.pid, peerPort }, { intervalMs: 100 });
   try {
     const ready = await waitAgentReady(launched, { timeoutMs: 10 * 60_000 });
     const cpuAtReady = cpuSeconds(launched.pid);
@@ -64,16 +69,19 @@ async function measureIdleAgent(
     const rss = residentMiB(launched.pid);
     const cpuAtEnd = cpuSeconds(launched.pid);
     const traffic = trafficDelta(before, await scrapeApiTraffic((args) => cluster.kubectl(args)));
+    const wireBytes = await wire.stop();
     return {
       ready: ready.readyMs / 1000,
       rss,
       cpuToReady: cpuAtReady,
       cpuIdle: cpuAtEnd - cpuAtReady,
       data: (traffic.listBytes + traffic.watchBytes) / MIB,
+      wire: wireBytes / MIB,
       watchEvents: traffic.watchEvents,
       listResponses: traffic.listResponses,
     };
   } finally {
+    await wire.stop();
     await launched.handle.stop();
   }
 }
@@ -168,6 +176,13 @@ function scaleNotes(facts: {
     "20,000 in some windows with no LIST response sent). They count every client, but only one " +
     "agent runs at a time and the control plane is idle: " +
     `in 60 s without any agent they moved by ${describeTraffic(facts.baseline)}.`,
+    "On the wire: the agent's own TCP connections to kube-apiserver, from `ss -tinp` " +
+    "(tcp_info bytes_received: TLS records, after the gzip kube-apiserver applies to responses " +
+    "over 128 KiB when the client accepts it; watch streams are never compressed), sampled every " +
+    "100 ms from the agent's start to the end of its idle minute, the largest value of each " +
+    "socket summed (a connection that closed loses at most its last 100 ms). Both clients " +
+    "accept gzip (Bun's fetch and Go's transport ask for it by default); ours' LIST pages are " +
+    "compressed, upstream's streaming list is a watch.",
   ];
 }
 

@@ -29,3 +29,20 @@ export function cpuSeconds(pid: number): number {
   const ticks = Number(fields[11]) + Number(fields[12]);
   return ticks / 100;
 }
+
+/**
+ * The resident set split by what backs it, in MiB, from /proc/<pid>/smaps_rollup:
+ * `anonymous` is the heap, stacks and other private memory; `file` is pages of
+ * mapped files, mostly the executable's own code and (for a compiled Bun
+ * program) its embedded bytecode: clean pages the kernel can drop and reread.
+ */
+export function residentSplitMiB(pid: number): { anonymous: number; file: number } {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const field = (name: string) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+)\\s+kB$`, "m").exec(rollup);
+    if (match === null) throw new Error(`no ${name} in smaps_rollup of pid ${pid}`);
+    return Number(match[1]) / 1024;
+  };
+  const anonymous = field("Anonymous");
+  return { anonymous, file: field("Rss") - anonymous };
+}

@@ -33,3 +33,33 @@ export function describeCsiProto(text: string): protobuf.INamespace {
   root.resolveAll();
   return root.toJSON();
 }
+
+/** The google/protobuf messages CSI messages carry on the wire. */
+const WIRE_TYPES = new Set(["Timestamp", "Int64Value", "BoolValue"]);
+
+/**
+ * The part of a descriptor that encoding and decoding need: the csi package
+ * without its option extensions (csi_secret, alpha_field, ... describe
+ * fields, they are never sent) and, of google.protobuf, only the types CSI
+ * messages contain. What `deno task proto:embed` compiles into
+ * proto/csi_codecs.js; descriptor.proto's thirty option and descriptor
+ * messages would only make the codecs bigger.
+ */
+export function wireDescriptor(descriptor: protobuf.INamespace): protobuf.INamespace {
+  const copy = structuredClone(descriptor) as NamespaceTree;
+  const google = copy.nested?.["google"]?.nested?.["protobuf"];
+  if (google?.nested === undefined) throw new Error("descriptor without google.protobuf");
+  for (const name of Object.keys(google.nested)) {
+    if (!WIRE_TYPES.has(name)) delete google.nested[name];
+  }
+  const v1 = copy.nested?.["csi"]?.nested?.["v1"];
+  if (v1?.nested === undefined) throw new Error("descriptor without csi.v1");
+  for (const [name, value] of Object.entries(v1.nested)) {
+    if ("extend" in value) delete v1.nested[name];
+  }
+  return copy;
+}
+
+interface NamespaceTree {
+  nested?: Record<string, NamespaceTree & Record<string, unknown>>;
+}

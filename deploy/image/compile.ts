@@ -21,7 +21,10 @@ import { binaryPath, hostPlatform, type Platform, PLATFORMS } from "./platforms.
  * working directory at start-up; the agent takes its settings from flags and
  * its pod's environment only.
  */
-export function bunBuildArgs(platform: Platform, options: { commit: string }): string[] {
+export function bunBuildArgs(
+  platform: Platform,
+  options: { commit: string; entry?: string; outfile?: string },
+): string[] {
   return [
     "build",
     "--compile",
@@ -31,9 +34,9 @@ export function bunBuildArgs(platform: Platform, options: { commit: string }): s
     "--no-compile-autoload-bunfig",
     `--target=${platform.bunTarget}`,
     `--define=CSI_NODE_PROVISIONER_COMMIT=${JSON.stringify(options.commit)}`,
-    "main.ts",
+    options.entry ?? "main.ts",
     "--outfile",
-    binaryPath(platform),
+    options.outfile ?? binaryPath(platform),
   ];
 }
 

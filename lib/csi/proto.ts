@@ -1,12 +1,16 @@
 /**
  * The CSI schema as gRPC service definitions. proto/csi.proto is upstream's
- * file as published; `deno task proto:embed` parses it once into a protobufjs
- * JSON descriptor (proto/csi_proto.ts), so that start-up neither reads a file
- * nor parses proto text. The same code works under Deno, Bun and in the
- * compiled binary.
+ * file as published; `deno task proto:embed` compiles it into protobufjs
+ * static codecs (proto/csi_codecs.js) and a JSON descriptor
+ * (proto/csi_proto.ts), of which only the plain service and method names
+ * are read here. So start-up builds no protobufjs reflection types and
+ * generates no code at run time (Root.fromJSON of the whole spec and the
+ * codegen of each message's codec were a third of the agent's start-up
+ * CPU); the same code works under Deno, Bun and in the compiled binary.
  */
 import * as grpc from "@grpc/grpc-js";
-import protobuf from "protobufjs";
+import type protobuf from "protobufjs";
+import { csi, type StaticCodec } from "../../proto/csi_codecs.js";
 import { CSI_DESCRIPTOR } from "../../proto/csi_proto.ts";
 
 /** The three CSI services, as grpc-js client constructors with their service definitions. */
@@ -29,52 +33,69 @@ const DECODING: protobuf.IConversionOptions = {
   oneofs: true,
 };
 
-function serializer(type: protobuf.Type): (message: object) => Buffer {
+function serializer(name: string, codec: StaticCodec): (message: object) => Buffer {
   return (message) => {
-    if (Array.isArray(message)) throw new Error(`cannot encode an array as ${type.name}`);
-    return type.encode(type.fromObject(message)).finish() as Buffer;
+    if (Array.isArray(message)) throw new Error(`cannot encode an array as ${name}`);
+    const bytes = codec.encode(codec.fromObject(message as Record<string, unknown>)).finish();
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
 }
 
-function deserializer(type: protobuf.Type): (bytes: Buffer) => Record<string, unknown> {
-  return (bytes) => type.toObject(type.decode(bytes), DECODING);
+function deserializer(codec: StaticCodec): (bytes: Buffer) => Record<string, unknown> {
+  return (bytes) => codec.toObject(codec.decode(bytes), DECODING);
+}
+
+interface MethodDescriptor {
+  requestType: string;
+  responseType: string;
+  requestStream?: boolean;
+  responseStream?: boolean;
+}
+
+/** The csi.v1 namespace of the descriptor: plain JSON, read without building reflection types. */
+function csiV1(): Record<string, { methods?: Record<string, MethodDescriptor> }> {
+  const nested = (CSI_DESCRIPTOR.nested?.["csi"] as protobuf.INamespace | undefined)?.nested;
+  const v1 = (nested?.["v1"] as protobuf.INamespace | undefined)?.nested;
+  if (v1 === undefined) throw new Error("the CSI descriptor has no csi.v1");
+  return v1 as Record<string, { methods?: Record<string, MethodDescriptor> }>;
+}
+
+function codecOf(type: string): StaticCodec {
+  const codec = csi.v1[type];
+  if (codec === undefined) throw new Error(`no codec for csi.v1.${type}`);
+  return codec;
 }
 
 /**
- * A grpc-js service definition: the same encoding and decoding calls as
- * @grpc/proto-loader makes (createSerializer, createDeserializer), without
- * the reflection descriptors it builds for every message, which nothing here
- * uses and which cost about 20 ms of start-up for the whole spec.
+ * A grpc-js service definition: the encoding and decoding calls
+ * @grpc/proto-loader makes (createSerializer, createDeserializer), with the
+ * static codecs, without proto-loader's per-message reflection descriptors.
  */
-function serviceDefinition(root: protobuf.Root, name: string): grpc.ServiceDefinition {
-  const service = root.lookupService(`csi.v1.${name}`);
+function serviceDefinition(name: string): grpc.ServiceDefinition {
+  const methods = csiV1()[name]?.methods;
+  if (methods === undefined) throw new Error(`the CSI descriptor has no service ${name}`);
   const definition: Record<string, grpc.MethodDefinition<object, Record<string, unknown>>> = {};
-  for (const method of service.methodsArray) {
-    const request = method.resolvedRequestType;
-    const response = method.resolvedResponseType;
-    if (request === null || response === null) {
-      throw new Error(`${name}.${method.name}: unresolved`);
-    }
-    definition[method.name] = {
-      path: `/csi.v1.${name}/${method.name}`,
-      requestStream: method.requestStream === true,
-      responseStream: method.responseStream === true,
-      requestSerialize: serializer(request),
+  for (const [method, { requestType, responseType, ...streams }] of Object.entries(methods)) {
+    const request = codecOf(requestType);
+    const response = codecOf(responseType);
+    definition[method] = {
+      path: `/csi.v1.${name}/${method}`,
+      requestStream: streams.requestStream === true,
+      responseStream: streams.responseStream === true,
+      requestSerialize: serializer(requestType, request),
       requestDeserialize: deserializer(request),
-      responseSerialize: serializer(response),
+      responseSerialize: serializer(responseType, response),
       responseDeserialize: deserializer(response),
-      originalName: method.name,
+      originalName: method,
     };
   }
   return definition;
 }
 
-/** Builds the CSI gRPC services from the embedded descriptor (or another one, for tests). */
-export function loadCsiServices(descriptor: protobuf.INamespace = CSI_DESCRIPTOR): CsiServices {
-  const root = protobuf.Root.fromJSON(descriptor);
-  root.resolveAll();
+/** Builds the CSI gRPC services from the static codecs. */
+export function loadCsiServices(): CsiServices {
   const client = (name: string) =>
-    grpc.makeGenericClientConstructor(serviceDefinition(root, name), `csi.v1.${name}`);
+    grpc.makeGenericClientConstructor(serviceDefinition(name), `csi.v1.${name}`);
   return {
     Identity: client("Identity"),
     Controller: client("Controller"),

@@ -226,7 +226,7 @@ export class FileJournal<T> {
       while (this.#waiters.length > 0) {
         const batch = this.#waiters;
         this.#waiters = [];
-        const text = serializeJournal([...this.#entries.values()].map(({ entry }) => entry));
+        const text = serializeJournal([...this.#entries.values()].map(({ text }) => text));
         try {
           await this.#writeAtomically(text);
           for (const waiter of batch) waiter.resolve();

@@ -18,9 +18,14 @@ export interface ParsedJournal<T> {
   unreadable: boolean;
 }
 
-/** The text of a journal holding `entries`. */
-export function serializeJournal(entries: readonly unknown[]): string {
-  const lines = entries.map((entry) => `  ${JSON.stringify(entry)}`);
+/**
+ * The text of a journal holding the entries whose JSON texts are given. The
+ * caller keeps each entry's text from when it was put: the whole file is
+ * rewritten on every change, and encoding every entry again each time made
+ * a burst of n claims cost O(n²) JSON.stringify calls.
+ */
+export function serializeJournal(entryTexts: readonly string[]): string {
+  const lines = entryTexts.map((text) => `  ${text}`);
   const body = lines.length === 0 ? "[]" : `[\n${lines.join(",\n")}\n]`;
   return `{"kind":"${JOURNAL_KIND}","version":${JOURNAL_VERSION},"entries":${body}}\n`;
 }

@@ -1,0 +1,158 @@
+/**
+ * `deno task bench:floor`: what Bun itself costs, so that the agent's start-up
+ * CPU and RSS can be read against a floor. Compiled with the agent's own build
+ * flags (deploy/image/compile.ts), on one cluster (node-a, the test driver):
+ * - hello: prints a line and idles (bench/floor/hello.ts);
+ * - csi+watch: opens the CSI connection, calls GetPluginInfo and holds one
+ *   watch of PersistentVolumeClaims, through the agent's own modules
+ *   (bench/floor/csi_and_watch.ts): the least an agent must do;
+ * - the agent (ours) and upstream csi-provisioner, started as bench:startup does.
+ * Each: start → ready, CPU at ready, and after 10 s idle the RSS split into
+ * anonymous memory and file pages (the executable's code and bytecode).
+ * Prints a table and writes it to bench/results/floor.md.
+ *
+ *   deno task bench:floor [-- --runs N]   (default 5)
+ */
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { bunBuildArgs } from "../deploy/image/compile.ts";
+import { hostPlatform } from "../deploy/image/platforms.ts";
+import { startCluster } from "../tests/cluster/cluster.ts";
+import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
+import { delay } from "../tests/cluster/wait.ts";
+import { launchAgent, waitAgentReady } from "./agent_runner.ts";
+import { describeBenchBinaries } from "./binaries.ts";
+import { loadAverage, machineInfo } from "./machine.ts";
+import { cpuSeconds, residentMiB, residentSplitMiB } from "./process_stats.ts";
+import { summarize } from "./stats.ts";
+
+const IDLE_MS = 10_000;
+const REPO = new URL("..", import.meta.url).pathname;
+const PROGRAMS = ["hello", "csi_and_watch"] as const;
+type Subject = (typeof PROGRAMS)[number] | "ours" | "upstream";
+
+interface Sample {
+  readyMs: number;
+  cpuMs: number;
+  rss: number;
+  anonymous: number;
+  file: number;
+}
+
+async function compileFloor(program: string, outDir: string): Promise<string> {
+  const outfile = join(outDir, program);
+  const args = bunBuildArgs(hostPlatform(), {
+    commit: "floor",
+    entry: `bench/floor/${program}.ts`,
+    outfile,
+  });
+  const run = await new Deno.Command(join(REPO, "node_modules/.bin/bun"), { args, cwd: REPO })
+    .output();
+  if (!run.success) {
+    throw new Error(`bun build ${program}: ${new TextDecoder().decode(run.stderr)}`);
+  }
+  return outfile;
+}
+
+async function idleSample(pid: number, ready: { readyMs: number; cpuMs: number }): Promise<Sample> {
+  await delay(IDLE_MS);
+  return { ...ready, rss: residentMiB(pid), ...residentSplitMiB(pid) };
+}
+
+/** Runs a floor program until it prints "ready", then samples it idle. */
+async function measureProgram(binary: string, cluster: RunningCluster): Promise<Sample> {
+  const node = cluster.nodes[0]!;
+  const started = performance.now();
+  const child = new Deno.Command(binary, {
+    args: [node.csiEndpoint.replace(/^unix:\/\//, ""), cluster.kubeconfigPath],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  try {
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("ready")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`${binary} ended before it was ready`);
+      text += value;
+    }
+    const ready = { readyMs: performance.now() - started, cpuMs: cpuSeconds(child.pid) * 1000 };
+    reader.releaseLock();
+    return await idleSample(child.pid, ready);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+    await child.stdout.cancel().catch(() => {});
+  }
+}
+
+async function measureAgent(kind: "ours" | "upstream", cluster: RunningCluster): Promise<Sample> {
+  const launched = await launchAgent(cluster, { kind, node: "node-a", qps: 5, burst: 10 });
+  try {
+    const { readyMs } = await waitAgentReady(launched, { timeoutMs: 60_000 });
+    return await idleSample(launched.pid, { readyMs, cpuMs: cpuSeconds(launched.pid) * 1000 });
+  } finally {
+    await launched.handle.stop();
+  }
+}
+
+function table(samples: Map<Subject, Sample[]>): string {
+  const rows = [
+    "| program | start → ready (ms) | CPU at ready (ms) | RSS after 10 s idle (MiB) | of which anonymous | of which file pages |",
+    "|---|---|---|---|---|---|",
+  ];
+  for (const [subject, list] of samples) {
+    const pick = (key: keyof Sample) =>
+      summarize(list.map((sample) => sample[key])).median.toFixed(0);
+    rows.push(
+      `| ${subject} | ${pick("readyMs")} | ${pick("cpuMs")} | ${pick("rss")} | ` +
+        `${pick("anonymous")} | ${pick("file")} |`,
+    );
+  }
+  return rows.join("\n");
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ args: Deno.args, options: { runs: { type: "string" } } });
+  const runs = Number(values.runs ?? 5);
+  const log = (line: string) => console.error(line);
+  const outDir = await Deno.makeTempDir({ prefix: "bench-floor-" });
+  const binaries = Object.fromEntries(
+    await Promise.all(PROGRAMS.map(async (p) => [p, await compileFloor(p, outDir)] as const)),
+  );
+  const machine = machineInfo();
+  const agents = await describeBenchBinaries(log);
+  const cluster = await startCluster({
+    nodes: 1,
+    driver: "test",
+    driverOptions: { logLevel: "warn" },
+    storageClasses: false,
+    agent: "none",
+    log,
+  });
+  const samples = new Map<Subject, Sample[]>();
+  const add = (subject: Subject, sample: Sample) => {
+    log(`[floor] ${subject}: ${JSON.stringify(sample)}`);
+    samples.set(subject, [...samples.get(subject) ?? [], sample]);
+  };
+  try {
+    for (let run = 0; run < runs; run++) {
+      for (const program of PROGRAMS) {
+        add(program, await measureProgram(binaries[program]!, cluster));
+      }
+      add("ours", await measureAgent("ours", cluster));
+      add("upstream", await measureAgent("upstream", cluster));
+    }
+  } finally {
+    await cluster.stop();
+    await Deno.remove(outDir, { recursive: true });
+  }
+  const text = `# Runtime floor (deno task bench:floor)\n\n` +
+    `- Run: ${new Date().toISOString()}, ${runs} runs each (medians); machine: ${machine.cpus} × ` +
+    `${machine.cpuModel}, ${machine.memoryGiB} GiB; load after: ${loadAverage().join(" / ")}.\n` +
+    `- Agents: ${agents.join("; ")}.\n\n${table(samples)}\n`;
+  console.log(text);
+  await Deno.writeTextFile(join(REPO, "bench/results/floor.md"), text);
+}
+
+if (import.meta.main) await main();
