@@ -53,7 +53,7 @@ export interface ApiTraffic {
    * windows in which no LIST response was sent at all, so only for notes.
    */
   listObjects: number;
-  /** Bytes of LIST responses, as encoded (JSON or protobuf), before any gzip. */
+  /** Bytes of LIST responses as kube-apiserver wrote them (JSON or protobuf; gzip'd when large and accepted). */
   listBytes: number;
   /** Watch events sent (a streaming list's initial objects included; bookmarks not). */
   watchEvents: number;

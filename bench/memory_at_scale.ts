@@ -168,8 +168,9 @@ function scaleNotes(facts: {
     "in the startup scenario, then 60 s idle; RSS is VmRSS at the end; CPU from /proc/<pid>/stat.",
     "API traffic: delta of kube-apiserver's counters from before the agent starts to the end of " +
     "its idle minute, all resources: the _sum of apiserver_response_sizes{verb=LIST} and " +
-    "apiserver_watch_events_sizes (bytes as encoded: JSON for ours, protobuf for upstream, before " +
-    "gzip), apiserver_watch_events_total, and apiserver_response_sizes_count{verb=LIST}. Both " +
+    "apiserver_watch_events_sizes (bytes as kube-apiserver wrote them: JSON for ours, protobuf " +
+    "for upstream, after the gzip it applies to responses over 128 KiB for a client that accepts " +
+    "it; until 2026-11-21 ours' client did not), apiserver_watch_events_total, and apiserver_response_sizes_count{verb=LIST}. Both " +
     "agents receive every claim, PV and class once: ours as LIST pages of 500, upstream " +
     "(client-go 0.36) as the initial events of a streaming list (sendInitialEvents). LIST item " +
     "counters are not reported: they also move with the API server's own reads (by 10,000 or " +

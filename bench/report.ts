@@ -56,12 +56,27 @@ export const TABLE_HEADER: readonly string[] = [
   "|---|---|---|---|---|",
 ];
 
+/**
+ * The commit ours was built from, as its `--version` line in the binaries
+ * says, or as an older scenario's notes say ("compiled from git HEAD abc1234").
+ */
+export function oursCommit(result: ScenarioResult): string | undefined {
+  for (const line of [...result.binaries, ...result.notes]) {
+    const match = /\(commit ([0-9a-f]{7})|compiled from (?:git HEAD|branch \S+ at) ([0-9a-f]{7})/
+      .exec(line);
+    if (match !== null) return match[1] ?? match[2];
+  }
+  return undefined;
+}
+
 /** The table rows of one scenario. */
 export function tableRows(result: ScenarioResult): string[] {
+  const commit = oursCommit(result);
+  const scenario = `${result.id} (${result.runs} runs${commit ? `, ours at ${commit}` : ""})`;
   return result.metrics.map((metric) =>
-    `| ${result.id} (${result.runs} runs) | ${metric.metric} | ${
-      cell(metric.ours, metric.decimals)
-    } | ${cell(metric.upstream, metric.decimals)} | ${formatRatio(metric.ours, metric.upstream)} |`
+    `| ${scenario} | ${metric.metric} | ${cell(metric.ours, metric.decimals)} | ${
+      cell(metric.upstream, metric.decimals)
+    } | ${formatRatio(metric.ours, metric.upstream)} |`
   );
 }
 

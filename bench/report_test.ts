@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import { comparisonTable, formatRatio, SampleBook } from "./report.ts";
+import { comparisonTable, formatRatio, oursCommit, SampleBook } from "./report.ts";
 import { sampleResult } from "./test_support.ts";
 
 Deno.test("formatRatio() divides the medians and has no ratio without both sides", () => {
@@ -27,4 +27,20 @@ Deno.test("SampleBook keeps the metrics in definition order and refuses unknown 
     { metric: "a", decimals: 2, ours: [1], upstream: [] },
   ]);
   throws(() => book.add("ours", "c", 1), /not defined/);
+});
+
+Deno.test("each row names the commit ours was built from, from its --version or the notes", () => {
+  const versioned = sampleResult({
+    binaries: ["ours: csi-node-provisioner 0.1.0 (commit 72cf53b8b3350fc6), /tmp/x", "upstream: y"],
+  });
+  strictEqual(oursCommit(versioned), "72cf53b");
+  strictEqual(
+    comparisonTable([versioned]).split("\n")[2]?.startsWith("| burst (3 runs, ours at 72cf53b) |"),
+    true,
+  );
+  strictEqual(
+    oursCommit(sampleResult({ notes: ["ours: dist/ compiled from git HEAD 8135b17 (x)"] })),
+    "8135b17",
+  );
+  strictEqual(oursCommit(sampleResult()), undefined);
 });
