@@ -17,13 +17,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bunBuildArgs } from "../deploy/image/compile.ts";
 import { hostPlatform } from "../deploy/image/platforms.ts";
-import { startCluster } from "../tests/cluster/cluster.ts";
 import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
 import { delay } from "../tests/cluster/wait.ts";
-import { launchAgent, waitAgentReady } from "./agent_runner.ts";
 import { describeBenchBinaries } from "./binaries.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds, residentMiB, residentSplitMiB } from "./process_stats.ts";
+import { measureStartup, startEmptyCluster } from "./startup.ts";
 import { summarize } from "./stats.ts";
 
 const IDLE_MS = 10_000;
@@ -87,13 +86,8 @@ async function measureProgram(binary: string, cluster: RunningCluster): Promise<
 }
 
 async function measureAgent(kind: "ours" | "upstream", cluster: RunningCluster): Promise<Sample> {
-  const launched = await launchAgent(cluster, { kind, node: "node-a", qps: 5, burst: 10 });
-  try {
-    const { readyMs } = await waitAgentReady(launched, { timeoutMs: 60_000 });
-    return await idleSample(launched.pid, { readyMs, cpuMs: cpuSeconds(launched.pid) * 1000 });
-  } finally {
-    await launched.handle.stop();
-  }
+  const { ready, cpu, rss, anonymous, file } = await measureStartup(cluster, kind);
+  return { readyMs: ready, cpuMs: cpu, rss, anonymous, file };
 }
 
 function table(samples: Map<Subject, Sample[]>): string {
@@ -122,14 +116,7 @@ async function main(): Promise<void> {
   );
   const machine = machineInfo();
   const agents = await describeBenchBinaries(log);
-  const cluster = await startCluster({
-    nodes: 1,
-    driver: "test",
-    driverOptions: { logLevel: "warn" },
-    storageClasses: false,
-    agent: "none",
-    log,
-  });
+  const cluster = await startEmptyCluster(log);
   const samples = new Map<Subject, Sample[]>();
   const add = (subject: Subject, sample: Sample) => {
     log(`[floor] ${subject}: ${JSON.stringify(sample)}`);

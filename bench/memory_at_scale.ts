@@ -7,7 +7,6 @@
  * per-resource counters are this agent's (see api_metrics.ts); a window
  * without any agent measures the rest of the control plane.
  */
-import { startCluster } from "../tests/cluster/cluster.ts";
 import { fakeNodeNames } from "../tests/cluster/nodes.ts";
 import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
 import { delay } from "../tests/cluster/wait.ts";
@@ -17,7 +16,7 @@ import { describeBenchBinaries } from "./binaries.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds, residentMiB } from "./process_stats.ts";
 import type { BenchAgent, ScenarioResult } from "./report.ts";
-import { createScaleFixture } from "./scale_fixture.ts";
+import { startScaleCluster } from "./scale_fixture.ts";
 import { sampleSocketBytes } from "./socket_bytes.ts";
 import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
 
@@ -104,23 +103,12 @@ async function runMemoryAtScale(options: ScenarioOptions): Promise<ScenarioResul
   const machine = machineInfo();
   const date = new Date().toISOString();
   const binaries = await describeBenchBinaries(options.log);
-  const cluster = await startCluster({
-    nodes: 1,
-    driver: "test",
-    driverOptions: { logLevel: "warn" },
-    storageCapacity: false,
-    agent: "none",
-    log: options.log,
-  });
+  // The agent's node-a, the fixture on node-b..node-k, 10 s for the PV controller to drain.
+  const { cluster, fixture } = await startScaleCluster(
+    { agentNodes: ["node-a"], pairs: PAIRS, otherNodes: OTHER_NODES },
+    options.log,
+  );
   try {
-    const fixture = await createScaleFixture(cluster.admin, {
-      namespace: "scale",
-      pairs: PAIRS,
-      otherNodes: OTHER_NODES,
-      concurrency: 50,
-      log: options.log,
-    });
-    await delay(10_000); // let the PV controller's last writes and events drain
     const baseline = await baselineTraffic(cluster, IDLE_MS);
     options.log(`[memory-at-scale] baseline without agent: ${describeTraffic(baseline)}`);
     const metrics = await collectAlternatingRuns(options, {

@@ -6,6 +6,7 @@
  * one's largest value is kept: a connection that closes loses at most the
  * bytes of its last interval.
  */
+import { delay } from "../tests/cluster/wait.ts";
 
 /** bytes_received of each socket of `pid` connected to `peerPort`, keyed by local address. */
 export function parseSocketBytes(
@@ -41,7 +42,7 @@ export function sampleSocketBytes(
       for (const [socket, bytes] of sockets) {
         largest.set(socket, Math.max(bytes, largest.get(socket) ?? 0));
       }
-      await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
+      await delay(options.intervalMs);
     }
   })();
   return {

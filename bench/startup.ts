@@ -14,7 +14,7 @@ import { launchAgent, waitAgentReady } from "./agent_runner.ts";
 import { runScenarios } from "./cli.ts";
 import { describeBenchBinaries } from "./binaries.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
-import { cpuSeconds, residentMiB } from "./process_stats.ts";
+import { cpuSeconds, residentMiB, residentSplitMiB } from "./process_stats.ts";
 import type { BenchAgent, ScenarioResult } from "./report.ts";
 import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
 
@@ -30,10 +30,11 @@ type MetricKey = keyof typeof METRIC;
 
 const DECIMALS: Record<MetricKey, number> = { http: 0, ready: 0, cpu: 0, rss: 1 };
 
-async function measureStartup(
+/** One agent started on node-a, ready, then idle 10 s; its RSS also split by what backs it. */
+export async function measureStartup(
   cluster: RunningCluster,
   agent: BenchAgent,
-): Promise<Record<MetricKey, number>> {
+): Promise<Record<MetricKey, number> & { anonymous: number; file: number }> {
   const launched = await launchAgent(cluster, { kind: agent, node: "node-a", qps: 5, burst: 10 });
   try {
     const ready = await waitAgentReady(launched, { timeoutMs: 60_000 });
@@ -44,6 +45,7 @@ async function measureStartup(
       ready: ready.readyMs,
       cpu: cpuAtReady * 1000,
       rss: residentMiB(launched.pid),
+      ...residentSplitMiB(launched.pid),
     };
   } finally {
     await launched.handle.stop();
@@ -64,18 +66,23 @@ const NOTES = [
   "CPU: user+sys from /proc/<pid>/stat at ready (10 ms ticks). RSS: VmRSS 10 s after ready.",
 ];
 
-async function runStartup(options: ScenarioOptions): Promise<ScenarioResult> {
-  const machine = machineInfo();
-  const date = new Date().toISOString();
-  const binaries = await describeBenchBinaries(options.log);
-  const cluster = await startCluster({
+/** The start-up scenario's cluster: node-a with the test driver, no StorageClass, no agent. */
+export function startEmptyCluster(log: (line: string) => void): Promise<RunningCluster> {
+  return startCluster({
     nodes: 1,
     driver: "test",
     driverOptions: { logLevel: "warn" },
     storageClasses: false,
     agent: "none",
-    log: options.log,
+    log,
   });
+}
+
+async function runStartup(options: ScenarioOptions): Promise<ScenarioResult> {
+  const machine = machineInfo();
+  const date = new Date().toISOString();
+  const binaries = await describeBenchBinaries(options.log);
+  const cluster = await startEmptyCluster(options.log);
   try {
     const metrics = await collectAlternatingRuns(options, {
       id: "startup",
