@@ -208,6 +208,7 @@ async function openJournal(agent: Agent): Promise<FileJournal<Intent>> {
       metrics: createJournalMetrics(agent.metrics.registry),
     });
     agent.logger.info({ journal: path, intents: journal.size }, "Intent journal opened");
+    agent.life.onClose(() => journal.close());
     return journal;
   } catch (error) {
     throw new FatalError(

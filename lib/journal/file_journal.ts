@@ -4,8 +4,14 @@
  * renamed over the file, and then the directory is fsynced, so that after a
  * crash at any instant the file holds either the state before the change or
  * the one after, never a mix. Changes made while a write is running are
- * committed together by the next write (one fsync for many), and a change
+ * committed together by the next write (one fsync for many), and a record
  * resolves only once a write that includes it is on disk.
+ *
+ * A clear is not written on its own at once: it goes to disk with the next
+ * record's write, or after `clearDelayMs` when none comes, or at close. An
+ * entry still on disk after its clear is harmless: settling it after a crash
+ * finds the volume held by its PV, or deletes it again (both idempotent). So
+ * a claim costs one fsync'd rewrite instead of two when claims keep coming.
  *
  * A missing file is created (and its directory). A file that cannot be read
  * as a journal is renamed `<file>.corrupt-<time>` with one Warning log line
@@ -40,6 +46,8 @@ export interface FileJournalOptions<T> {
   maxBytes?: number;
   /** Set-aside files kept (default 3); older ones are removed. */
   keepSetAside?: number;
+  /** How long a clear waits for a record to be written with (default 1000 ms). */
+  clearDelayMs?: number;
   /** Called after each step of every write: a seam for crash tests. */
   afterStep?: (step: WriteStep) => Promise<void> | void;
   now?: () => Date;
@@ -56,6 +64,7 @@ export class JournalFullError extends Error {
 const DEFAULT_MAX_ENTRIES = 4096;
 const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
 const DEFAULT_KEEP_SET_ASIDE = 3;
+const DEFAULT_CLEAR_DELAY_MS = 1000;
 const SET_ASIDE_INFIX = ".corrupt-";
 
 interface Waiter {
@@ -128,6 +137,10 @@ export class FileJournal<T> {
   #bytes = 0;
   #waiters: Waiter[] = [];
   #writing = false;
+  /** Clears not yet in any write. */
+  #clearsUnwritten = false;
+  #clearTimer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
 
   constructor(path: string, options: FileJournalOptions<T>, entries: T[]) {
     this.path = path;
@@ -171,24 +184,47 @@ export class FileJournal<T> {
     await this.#commit();
   }
 
-  /** Removes an entry; resolves once that is on disk, or logs why it could not be written. */
-  async clear(key: string, outcome: string): Promise<void> {
+  /**
+   * Removes an entry and counts how it ended. The removal reaches the disk
+   * with the next write (see above); a failure of that write is logged, and
+   * the entry stays on disk until a later write succeeds.
+   */
+  clear(key: string, outcome: string): void {
     const previous = this.#entries.get(key);
     if (previous === undefined) return;
     this.#entries.delete(key);
     this.#bytes -= previous.text.length;
     this.#options.metrics?.settled(outcome);
-    try {
-      await this.#commit();
-    } catch (error) {
-      // On disk the entry stays until the next write; settling it again later is harmless.
-      this.#options.logger.warn({ journal: this.path, err: error }, "Writing the journal failed");
-    }
+    this.#clearsUnwritten = true;
+    if (this.#clearTimer !== undefined || this.#closed) return;
+    const delay = this.#options.clearDelayMs ?? DEFAULT_CLEAR_DELAY_MS;
+    this.#clearTimer = setTimeout(() => {
+      this.#clearTimer = undefined;
+      void this.#writeClears();
+    }, delay);
   }
 
   /** Writes the current state (used after loading a journal that had to be repaired). */
   async flush(): Promise<void> {
     await this.#commit();
+  }
+
+  /** Writes clears still unwritten; later clears are written only by a later record. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#clearTimer);
+    this.#clearTimer = undefined;
+    await this.#writeClears();
+  }
+
+  async #writeClears(): Promise<void> {
+    if (!this.#clearsUnwritten) return;
+    try {
+      await this.#commit();
+    } catch (error) {
+      // On disk the entries stay until the next write; settling them again later is harmless.
+      this.#options.logger.warn({ journal: this.path, err: error }, "Writing the journal failed");
+    }
   }
 
   #checkBounds(oldBytes: number, newBytes: number, key: string): void {
@@ -226,11 +262,16 @@ export class FileJournal<T> {
       while (this.#waiters.length > 0) {
         const batch = this.#waiters;
         this.#waiters = [];
+        const clears = this.#clearsUnwritten;
+        this.#clearsUnwritten = false;
+        clearTimeout(this.#clearTimer);
+        this.#clearTimer = undefined;
         const text = serializeJournal([...this.#entries.values()].map(({ text }) => text));
         try {
           await this.#writeAtomically(text);
           for (const waiter of batch) waiter.resolve();
         } catch (error) {
+          this.#clearsUnwritten ||= clears;
           this.#options.metrics?.writeFailed();
           for (const waiter of batch) waiter.reject(error);
         }

@@ -65,7 +65,8 @@ Deno.test("entries survive a reopen; cleared ones do not; the file is only ours 
   await journal.record(entry("a"));
   await journal.record(entry("b"));
   await journal.record(entry("a", "changed"));
-  await journal.clear("b", "pv_saved");
+  journal.clear("b", "pv_saved");
+  await journal.close();
   const again = await openFileJournal(path, options);
   deepStrictEqual(again.entries(), [entry("a", "changed")]);
   strictEqual((await Deno.stat(path)).mode! & 0o777, 0o600);
@@ -83,6 +84,47 @@ Deno.test("changes made during a write are committed together by the next one", 
   strictEqual((await openFileJournal(path, options)).entries().length, 50);
   await journal.record(entry("k1"));
   ok(writes <= 3, "recording the same entry again writes nothing");
+});
+
+/** The keys of the entries in the journal file, as on disk now. */
+async function keysOnDisk(path: string): Promise<string[]> {
+  return JSON.parse(await readFile(path, "utf8")).entries.map((entry: Entry) => entry.key);
+}
+
+Deno.test("a clear is written with the next record's write, not by a write of its own", async () => {
+  const path = await tempPath();
+  let writes = 0;
+  const { options } = setUp({ afterStep: (step) => void (step === "renamed" && writes++) });
+  const journal = await openFileJournal(path, { ...options, clearDelayMs: 60_000 });
+  await journal.record(entry("a"));
+  writes = 0;
+  journal.clear("a", "pv_saved");
+  deepStrictEqual(journal.entries(), []);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  deepStrictEqual(await keysOnDisk(path), ["a"], "the clear alone wrote nothing");
+  await journal.record(entry("b"));
+  deepStrictEqual(await keysOnDisk(path), ["b"]);
+  strictEqual(writes, 1, "one write for the clear and the record");
+  await journal.close();
+  strictEqual(writes, 1, "close has nothing left to write");
+});
+
+Deno.test("a clear with no record after it is written after the delay, or at close", async () => {
+  const path = await tempPath();
+  const { options } = setUp();
+  const journal = await openFileJournal(path, { ...options, clearDelayMs: 10 });
+  await journal.record(entry("a"));
+  await journal.record(entry("b"));
+  journal.clear("a", "pv_saved");
+  for (let i = 0; i < 100 && (await keysOnDisk(path)).includes("a"); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  deepStrictEqual(await keysOnDisk(path), ["b"], "written after the delay");
+  const closing = await openFileJournal(path, { ...options, clearDelayMs: 60_000 });
+  closing.clear("b", "volume_deleted");
+  await closing.close();
+  deepStrictEqual(await keysOnDisk(path), [], "written at close");
+  await journal.close();
 });
 
 Deno.test("an unreadable journal is set aside with one Warning naming both files; the agent goes on", async () => {
@@ -167,9 +209,10 @@ Deno.test("metrics: entries and the oldest entry's age are read at each scrape",
   const { options, registry } = setUp();
   const journal = await openFileJournal(path, options);
   await journal.record(entry("a"));
-  await journal.clear("missing", "pv_saved");
+  journal.clear("missing", "pv_saved");
   await journal.record(entry("b"));
-  await journal.clear("b", "volume_deleted");
+  journal.clear("b", "volume_deleted");
+  await journal.close();
   const text = await registry.metrics();
   ok(text.includes("csi_node_provisioner_journal_entries 1"), text);
   ok(text.includes("csi_node_provisioner_journal_oldest_entry_age_seconds 3600"), text);
@@ -178,7 +221,7 @@ Deno.test("metrics: entries and the oldest entry's age are read at each scrape",
 
 Deno.test("a write that fails rejects record() and counts; clear() only logs", async () => {
   const path = await tempPath();
-  const { options, registry } = setUp({
+  const { options, registry, lines } = setUp({
     afterStep: (step) => {
       if (step === "tmp-written" && failing) throw new Error("EIO: disk gone");
     },
@@ -187,6 +230,8 @@ Deno.test("a write that fails rejects record() and counts; clear() only logs", a
   const journal = await openFileJournal(path, options);
   failing = true;
   await rejects(journal.record(entry("a")), /EIO/);
-  await journal.clear("a", "pv_saved");
+  journal.clear("a", "pv_saved");
+  await journal.close();
   ok((await registry.metrics()).includes("csi_node_provisioner_journal_write_failures_total 2"));
+  ok(lines.some((line) => line.includes("Writing the journal failed")), lines.join("\n"));
 });

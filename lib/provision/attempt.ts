@@ -197,7 +197,7 @@ export class Attempt {
             volume_id: unusable.volumeId,
             secrets: plan.request.secrets,
           }, deadline);
-          await this.#deps.journal.clear(plan.volumeName, "volume_deleted");
+          this.#deps.journal.clear(plan.volumeName, "volume_deleted");
           return problem(unusable.message, { state: "inBackground" });
         } catch (error) {
           lastError = (error as Error).message;

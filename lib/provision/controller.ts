@@ -188,7 +188,7 @@ export class ProvisionController {
     try {
       response = await this.#deps.csi.createVolume(prepared.request, signal);
     } catch (error) {
-      if (leavesNoVolume(error)) await this.#deps.journal.clear(prepared.volumeName, "no_volume");
+      if (leavesNoVolume(error)) this.#deps.journal.clear(prepared.volumeName, "no_volume");
       return await this.#createFailed({ key, claim, storageClass, plan: prepared }, error, signal);
     }
     this.#deps.race?.settled(claim.metadata.uid);

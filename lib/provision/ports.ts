@@ -149,8 +149,12 @@ export interface EventRecorder {
 export interface Journal {
   /** Records (or replaces) the intent of its PV name; resolves once it is on disk. */
   record(intent: Intent): Promise<void>;
-  /** Clears the intent of a PV name, counting how it ended; never rejects. */
-  clear(pvName: string, outcome: IntentOutcome): Promise<void>;
+  /**
+   * Clears the intent of a PV name, counting how it ended. Its removal may
+   * reach the disk later: an intent left there after its end is settled again
+   * harmlessly (its volume is found held by its PV, or deleted once more).
+   */
+  clear(pvName: string, outcome: IntentOutcome): void;
   /** Every intent not cleared yet. */
   entries(): Intent[];
 }

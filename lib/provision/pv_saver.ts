@@ -141,7 +141,7 @@ export class PvSaver {
       reason: "ProvisioningSucceeded",
       message: `Successfully provisioned volume ${name}`,
     });
-    await this.#deps.journal.clear(name, "pv_saved");
+    this.#deps.journal.clear(name, "pv_saved");
     return "saved";
   }
 
@@ -154,7 +154,7 @@ export class PvSaver {
       { pv: name, volumeId },
       "Deleted the volume of a PV that is not saved",
     );
-    await this.#deps.journal.clear(name, "volume_deleted");
+    this.#deps.journal.clear(name, "volume_deleted");
     return entry.gaveUp ?? "refused";
   }
 

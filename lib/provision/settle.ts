@@ -82,14 +82,14 @@ export class Settler {
         return "retry";
       }
       log.info({ err: error }, "Settling an intent: the driver made no volume");
-      await this.#deps.journal.clear(pvName, "no_volume");
+      this.#deps.journal.clear(pvName, "no_volume");
       return "done";
     }
     const volumeId = response.volume?.volume_id ?? "";
     const pv = await this.#deps.api.readPersistentVolume(pvName, signal);
     if (pv?.spec.csi?.driver === this.#driverName && pv.spec.csi.volumeHandle === volumeId) {
       log.info({ volumeId }, "Settling an intent: its PV exists, nothing to delete");
-      await this.#deps.journal.clear(pvName, "pv_exists");
+      this.#deps.journal.clear(pvName, "pv_exists");
       return "done";
     }
     if (volumeId !== "") {
@@ -99,7 +99,7 @@ export class Settler {
       { volumeId, claim: `${intent.claim.namespace}/${intent.claim.name}` },
       "Deleted the volume of a claim that is gone or no longer this node's",
     );
-    await this.#deps.journal.clear(pvName, "volume_deleted");
+    this.#deps.journal.clear(pvName, "volume_deleted");
     return "done";
   }
 

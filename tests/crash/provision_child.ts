@@ -37,5 +37,7 @@ for (let round = 0; round < 10; round++) {
   for (const key of keys) outcomes.push(await world.controller.sync(key, signal));
   if (outcomes.every((outcome) => outcome.kind === "done") && world.journal.size === 0) break;
 }
+// As the agent does at shutdown: clears not yet on disk are written.
+await world.journal.close();
 await Deno.stdout.write(encoder.encode(`DONE ${world.journal.size}\n`));
 Deno.exit(0);

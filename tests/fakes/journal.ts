@@ -20,9 +20,8 @@ export class MemoryJournal implements Journal {
     return Promise.resolve();
   }
 
-  clear(pvName: string, outcome: IntentOutcome): Promise<void> {
+  clear(pvName: string, outcome: IntentOutcome): void {
     if (this.#entries.delete(pvName)) this.log.push(`clear ${pvName} ${outcome}`);
-    return Promise.resolve();
   }
 
   entries(): Intent[] {
