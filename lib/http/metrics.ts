@@ -2,8 +2,9 @@
  * The Prometheus registry of one agent process. Metric names, labels and
  * buckets match the Go sidecar so that existing dashboards keep working.
  */
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Gauge, Histogram, Registry } from "prom-client";
 import type { CsiCallObserver } from "../csi/connection.ts";
+import { registerProcessMetrics } from "./process_metrics.ts";
 
 /** Upstream csi-lib-utils' buckets for csi_sidecar_operations_seconds. */
 export const CSI_OPERATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600];
@@ -23,11 +24,7 @@ export interface Metrics {
 /** Creates a registry with process metrics and the CSI call histogram. */
 export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (options.processMetrics ?? true) {
-    // prom-client samples event-loop delay every 10 ms by default: a third of an idle agent's
-    // CPU on every node. Once a second is enough to see a stalled loop.
-    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
-  }
+  if (options.processMetrics ?? true) registerProcessMetrics(registry);
   const operations = new Histogram({
     name: "csi_sidecar_operations_seconds",
     help: "Container Storage Interface operation duration with gRPC error code status total",
