@@ -167,6 +167,34 @@ Deno.test("the memory of written Events is bounded: past it the oldest is forgot
   ]);
 });
 
+Deno.test("written Events past the 10-minute merge window are forgotten; newer ones are kept", async () => {
+  const fake = recordingRest();
+  const sizes: number[] = [];
+  let clock = Date.parse("2026-01-01T00:00:00Z");
+  const sender = new EventSender(fake.rest, {
+    component: "c",
+    host: "h",
+    logger: quiet,
+    now: () => clock,
+    writtenObserver: { size: (entries) => sizes.push(entries), evicted: () => {} },
+  });
+  const send = async (messages: string[]) => {
+    const stop = new AbortController();
+    const run = sender.run(stop.signal);
+    for (const message of messages) sender.record({ ...failed, message });
+    await drain(sender, run, stop);
+  };
+  await send(["old 1", "old 2"]);
+  clock += 9 * 60_000;
+  await send(["newer"]);
+  deepStrictEqual(sizes.at(-1), 3, "nothing is past the window yet");
+  clock += 2 * 60_000;
+  await send(["newest"]);
+  deepStrictEqual(sizes.at(-1), 2, "old 1 and old 2 (11 minutes) are forgotten, newer (2) kept");
+  await send(["newer"]);
+  deepStrictEqual(fake.requests.at(-1)?.method, "PATCH", "a repeat within the window still merges");
+});
+
 Deno.test("an Event message is cut to 1024 bytes, on a character boundary, and says so", async () => {
   const fake = recordingRest();
   const sender = new EventSender(fake.rest, { component: "c", host: "h", logger: quiet });
