@@ -209,16 +209,22 @@ export class FileJournal<T> {
     await this.#commit();
   }
 
-  /** Writes clears still unwritten; later clears are written only by a later record. */
+  /**
+   * Writes clears still unwritten, and waits for a write in flight (the
+   * process exits after close); later clears are written only by a record.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#clearTimer);
     this.#clearTimer = undefined;
-    await this.#writeClears();
+    if (this.#clearsUnwritten || this.#writing) await this.#commitOrLog();
   }
 
   async #writeClears(): Promise<void> {
-    if (!this.#clearsUnwritten) return;
+    if (this.#clearsUnwritten) await this.#commitOrLog();
+  }
+
+  async #commitOrLog(): Promise<void> {
     try {
       await this.#commit();
     } catch (error) {

@@ -127,6 +127,24 @@ Deno.test("a clear with no record after it is written after the delay, or at clo
   await journal.close();
 });
 
+Deno.test("close waits for the delayed write of a clear that is in flight", async () => {
+  const path = await tempPath();
+  let slow = false;
+  const { options } = setUp({
+    afterStep: (step) =>
+      slow && step === "tmp-written"
+        ? new Promise((resolve) => setTimeout(resolve, 50))
+        : undefined,
+  });
+  const journal = await openFileJournal(path, { ...options, clearDelayMs: 0 });
+  await journal.record(entry("a"));
+  slow = true;
+  journal.clear("a", "pv_saved");
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  await journal.close();
+  deepStrictEqual(await keysOnDisk(path), [], "on disk when close resolves");
+});
+
 Deno.test("an unreadable journal is set aside with one Warning naming both files; the agent goes on", async () => {
   const path = await tempPath();
   const { options, lines, registry } = setUp({ now: () => new Date("2026-02-03T04:05:06.789Z") });
