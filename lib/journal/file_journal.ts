@@ -20,11 +20,11 @@
  * set-aside files are kept, and the journal refuses new entries beyond its
  * bounds, so its disk use stays bounded.
  */
-import { open, readdir, rename, rm, stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
-import { mkdir } from "node:fs/promises";
+import { mkdir, open, rename, rm } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { Logger } from "../log/logger.ts";
-import { parseJournal, serializeJournal } from "./format.ts";
+import { serializeJournal } from "./format.ts";
+import { DEFAULT_MAX_BYTES, loadJournal } from "./load.ts";
 import type { JournalMetrics } from "./metrics.ts";
 
 /** The steps of one write, in order (a crash test stops the process after each). */
@@ -62,10 +62,7 @@ export class JournalFullError extends Error {
 }
 
 const DEFAULT_MAX_ENTRIES = 4096;
-const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
-const DEFAULT_KEEP_SET_ASIDE = 3;
 const DEFAULT_CLEAR_DELAY_MS = 1000;
-const SET_ASIDE_INFIX = ".corrupt-";
 
 interface Waiter {
   resolve(): void;
@@ -79,54 +76,10 @@ export async function openFileJournal<T>(
 ): Promise<FileJournal<T>> {
   await mkdir(dirname(path), { recursive: true });
   await rm(`${path}.tmp`, { force: true });
-  const loaded = await load(path, options);
+  const loaded = await loadJournal(path, options);
   const journal = new FileJournal(path, options, loaded.entries);
   if (loaded.rewrite) await journal.flush();
   return journal;
-}
-
-async function load<T>(
-  path: string,
-  options: FileJournalOptions<T>,
-): Promise<{ entries: T[]; rewrite: boolean }> {
-  let size: number;
-  try {
-    size = (await stat(path)).size;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { entries: [], rewrite: true };
-    throw error;
-  }
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  if (size > maxBytes) {
-    await setAside(path, `${size} bytes, more than the journal's ${maxBytes}`, options);
-    return { entries: [], rewrite: true };
-  }
-  const handle = await open(path, "r");
-  const text = await handle.readFile({ encoding: "utf8" }).finally(() => handle.close());
-  const parsed = parseJournal(text, options.validate);
-  if (parsed.problems.length === 0) return { entries: parsed.entries, rewrite: false };
-  const kept = parsed.unreadable ? "" : `; kept its ${parsed.entries.length} valid entries`;
-  await setAside(path, `${parsed.problems.slice(0, 3).join("; ")}${kept}`, options);
-  return { entries: parsed.entries, rewrite: true };
-}
-
-/** Renames an unreadable journal out of the way, with the one Warning line that names it. */
-async function setAside<T>(path: string, problem: string, options: FileJournalOptions<T>) {
-  const stamp = (options.now?.() ?? new Date()).toISOString().replace(/[:.]/g, "-");
-  const aside = `${path}${SET_ASIDE_INFIX}${stamp}`;
-  await rename(path, aside);
-  options.metrics?.setAside();
-  options.logger.warn(
-    { journal: path, setAside: aside },
-    `Intent journal ${path} is unreadable (${problem}): set aside as ${aside}, going on without ` +
-      "it; volumes its entries named may need deleting by hand (see the README, Reliability)",
-  );
-  const keep = options.keepSetAside ?? DEFAULT_KEEP_SET_ASIDE;
-  const prefix = `${basename(path)}${SET_ASIDE_INFIX}`;
-  const old = (await readdir(dirname(path))).filter((name) => name.startsWith(prefix)).sort();
-  for (const name of old.slice(0, Math.max(0, old.length - keep))) {
-    await rm(join(dirname(path), name), { force: true });
-  }
 }
 
 /** The open journal. */
