@@ -34,6 +34,12 @@ export type WriteStep = "tmp-written" | "tmp-synced" | "renamed" | "dir-synced";
 export interface FileJournalOptions<T> {
   /** The entry's key: one entry per key. */
   keyOf(entry: T): string;
+  /**
+   * The group of entries the entry belongs to (an intent's claim), so that
+   * entriesOf() finds a group without a scan: a caller that asks once per
+   * event would otherwise pay for every entry in flight, every time.
+   */
+  groupOf(entry: T): string;
   /** When the entry was first recorded (ISO 8601), for the age metric. */
   sinceOf(entry: T): string;
   /** Checks an entry read back from disk: the entry, or what is wrong with it. */
@@ -87,6 +93,8 @@ export class FileJournal<T> {
   readonly path: string;
   readonly #options: FileJournalOptions<T>;
   readonly #entries = new Map<string, { entry: T; text: string }>();
+  /** The keys of each group's entries (FileJournalOptions.groupOf). */
+  readonly #groups = new Map<string, Set<string>>();
   #bytes = 0;
   #waiters: Waiter[] = [];
   #writing = false;
@@ -121,6 +129,18 @@ export class FileJournal<T> {
     return [...this.#entries.values()].map(({ entry }) => entry);
   }
 
+  /** The entry of a key, undefined when there is none. */
+  get(key: string): T | undefined {
+    return this.#entries.get(key)?.entry;
+  }
+
+  /** The entries of one group, without a scan of the others. */
+  entriesOf(group: string): T[] {
+    const keys = this.#groups.get(group);
+    if (keys === undefined) return [];
+    return [...keys].map((key) => this.#entries.get(key)!.entry);
+  }
+
   /**
    * Records (or replaces) an entry; resolves once it is on disk. An entry of
    * the same key keeps its first `since` (the caller passes it through).
@@ -146,6 +166,7 @@ export class FileJournal<T> {
     const previous = this.#entries.get(key);
     if (previous === undefined) return;
     this.#entries.delete(key);
+    this.#ungroup(key, previous.entry);
     this.#bytes -= previous.text.length;
     this.#options.metrics?.settled(outcome);
     this.#clearsUnwritten = true;
@@ -202,8 +223,20 @@ export class FileJournal<T> {
 
   #put(entry: T, text = JSON.stringify(entry)): void {
     const key = this.#options.keyOf(entry);
-    this.#bytes += text.length - (this.#entries.get(key)?.text.length ?? 0);
+    const previous = this.#entries.get(key);
+    if (previous !== undefined) this.#ungroup(key, previous.entry);
+    this.#bytes += text.length - (previous?.text.length ?? 0);
     this.#entries.set(key, { entry, text });
+    const group = this.#options.groupOf(entry);
+    const keys = this.#groups.get(group) ?? new Set<string>();
+    this.#groups.set(group, keys.add(key));
+  }
+
+  #ungroup(key: string, entry: T): void {
+    const group = this.#options.groupOf(entry);
+    const keys = this.#groups.get(group);
+    keys?.delete(key);
+    if (keys?.size === 0) this.#groups.delete(group);
   }
 
   #commit(): Promise<void> {

@@ -24,6 +24,7 @@ function setUp(overrides: Partial<FileJournalOptions<Entry>> = {}) {
   const registry = new Registry();
   const options: FileJournalOptions<Entry> = {
     keyOf: (entry) => entry.key,
+    groupOf: (entry) => entry.value ?? "",
     sinceOf: (entry) => entry.since,
     validate: (raw) =>
       typeof raw === "object" && raw !== null && typeof (raw as Entry).key === "string"
@@ -71,6 +72,26 @@ Deno.test("entries survive a reopen; cleared ones do not; the file is only ours 
   deepStrictEqual(again.entries(), [entry("a", "changed")]);
   strictEqual((await Deno.stat(path)).mode! & 0o777, 0o600);
   deepStrictEqual((await readdir(join(path, ".."))).sort(), ["journal.json"]);
+});
+
+Deno.test("entries are found by key and by group; a replaced or cleared entry leaves its group", async () => {
+  const path = await tempPath();
+  const { options } = setUp();
+  const journal = await openFileJournal(path, options);
+  await journal.record(entry("a", "claim-1"));
+  await journal.record(entry("b", "claim-1"));
+  await journal.record(entry("c", "claim-2"));
+  deepStrictEqual(journal.entriesOf("claim-1"), [entry("a", "claim-1"), entry("b", "claim-1")]);
+  deepStrictEqual(journal.get("c"), entry("c", "claim-2"));
+  await journal.record(entry("a", "claim-2"));
+  journal.clear("b", "pv_saved");
+  deepStrictEqual(journal.entriesOf("claim-1"), []);
+  deepStrictEqual(journal.entriesOf("claim-2"), [entry("c", "claim-2"), entry("a", "claim-2")]);
+  strictEqual(journal.get("b"), undefined);
+  strictEqual(journal.size, 2);
+  await journal.close();
+  const again = await openFileJournal(path, options);
+  deepStrictEqual(again.entriesOf("claim-2").map((found) => found.key).sort(), ["a", "c"]);
 });
 
 Deno.test("changes made during a write are committed together by the next one", async () => {

@@ -25,7 +25,7 @@ import {
   provisionLabels,
 } from "./context.ts";
 import { decideClaim } from "./decide.ts";
-import { type Intent, intentFate, intentKey, makeIntent } from "./intent.ts";
+import { type Intent, intentFate, makeIntent } from "./intent.ts";
 import { makeVolumeName } from "./names.ts";
 import { createVolumeProblem, type Problem, problem as makeProblem } from "./outcome.ts";
 import { explainSourceMiss } from "./planned_source.ts";
@@ -65,7 +65,7 @@ export class ProvisionController {
 
   /** Intents in the journal: CreateVolume calls whose volume has no PV and was not deleted. */
   get inProgress(): number {
-    return this.#deps.journal.entries().length;
+    return this.#deps.journal.size;
   }
 
   /** The worker pool's handler for one claim key ("namespace/name"). */
@@ -88,7 +88,7 @@ export class ProvisionController {
     cached: Claim | undefined,
     signal: AbortSignal,
   ): Promise<HandleOutcome> {
-    const intents = this.#deps.journal.entries().filter((intent) => intentKey(intent) === key);
+    const intents = this.#deps.journal.entriesOf(key);
     if (intents.length === 0) return DONE;
     let outcome = DONE;
     try {
@@ -208,7 +208,7 @@ export class ProvisionController {
     made: { storageClass: StorageClass; plan: ProvisionPlan },
   ): Promise<Problem | undefined> {
     const { plan } = made;
-    const earlier = this.#deps.journal.entries().find((entry) => entry.pvName === plan.volumeName);
+    const earlier = this.#deps.journal.get(plan.volumeName);
     const intent: Intent = makeIntent(claim, {
       className: made.storageClass.metadata.name,
       provisionerSecret: plan.provisionerSecret,

@@ -157,4 +157,13 @@ export interface Journal {
   clear(pvName: string, outcome: IntentOutcome): void;
   /** Every intent not cleared yet. */
   entries(): Intent[];
+  /** The intent of a PV name, undefined once cleared. */
+  get(pvName: string): Intent | undefined;
+  /**
+   * The intents of one claim (its intentKey(), "namespace/name"): asked at
+   * every sync of the claim, so found without a scan of the others.
+   */
+  entriesOf(claimKey: string): Intent[];
+  /** How many intents are not cleared yet. */
+  readonly size: number;
 }

@@ -1,5 +1,5 @@
 /** An in-memory intent journal for unit tests: what was recorded and cleared, in order. */
-import type { Intent, IntentOutcome } from "../../lib/provision/intent.ts";
+import { type Intent, intentKey, type IntentOutcome } from "../../lib/provision/intent.ts";
 import type { Journal } from "../../lib/provision/ports.ts";
 
 export class MemoryJournal implements Journal {
@@ -30,5 +30,13 @@ export class MemoryJournal implements Journal {
 
   get(pvName: string): Intent | undefined {
     return this.#entries.get(pvName);
+  }
+
+  entriesOf(claimKey: string): Intent[] {
+    return this.entries().filter((intent) => intentKey(intent) === claimKey);
+  }
+
+  get size(): number {
+    return this.#entries.size;
   }
 }
