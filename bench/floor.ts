@@ -41,7 +41,8 @@ interface Sample {
   file: number;
 }
 
-async function compileFloor(program: string, outDir: string): Promise<string> {
+/** Compiles bench/floor/<program>.ts with the agent's build flags into outDir. */
+export async function compileFloor(program: string, outDir: string): Promise<string> {
   const outfile = join(outDir, program);
   const args = bunBuildArgs(hostPlatform(), {
     commit: "floor",
