@@ -1,26 +1,31 @@
 /**
  * `deno task bench:floor-claim`: the per-claim floor. Compiles
  * bench/floor/per_claim.ts with the agent's build flags and runs the burst and
- * default-budget scenarios with it in the agent's place ("ours" in the
- * results is that program, and every scenario's notes say so), against
- * upstream on the same clusters. Its CPU and peak RSS per claim are what Bun,
- * fetch, grpc-js and JSON cost for the requests and watch events a claim
- * needs, with none of the agent's own work; the agent's figures in
- * bench/results/latest.md read against them.
+ * default-budget scenarios (or those named: burst, default-budget, fleet)
+ * with it in the agent's place ("ours" in the results is that program, and
+ * every scenario's notes say so), against upstream on the same clusters. Its
+ * CPU and peak RSS per claim are what Bun, fetch, grpc-js and JSON cost for
+ * the requests and watch events a claim needs, with none of the agent's own
+ * work; in the fleet, what the API server must spend on agents that do no
+ * more than that; the agent's figures in bench/results/latest.md read
+ * against them.
  *
- *   deno task bench:floor-claim [-- --runs N] [--results PATH]
+ *   deno task bench:floor-claim [-- [SCENARIO ...] --runs N --results PATH]
  *     (default 3 runs each, bench/results/floor_claim.md)
  */
 import { join } from "node:path";
 import { BURST, DEFAULT_BUDGET } from "./burst.ts";
-import { runScenarios } from "./cli.ts";
+import { parseBenchArgs, runScenarios } from "./cli.ts";
+import { FLEET } from "./fleet.ts";
 import { compileFloor } from "./floor.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
 const NOTE = 'Here "ours" is NOT the agent: it is the per-claim floor program ' +
   "(bench/floor/per_claim.ts, compiled with the agent's build flags): the agent's watches, " +
   "CreateVolume, the PV and the two Events through the agent's own transport modules, " +
-  "and nothing else (no decisions, journal, metrics, logs, retries or work queue).";
+  "and nothing else (no decisions, journal, metrics, logs or work queue; a failed claim is " +
+  "tried again after a second; with --enable-capacity, one CSIStorageCapacity per class " +
+  "written at start and never updated).";
 
 if (import.meta.main) {
   const outDir = await Deno.makeTempDir({ prefix: "bench-floor-claim-" });
@@ -28,7 +33,11 @@ if (import.meta.main) {
     // tests/cluster/agents.ts oursBinary() reads this when each agent starts.
     Deno.env.set("CSI_NODE_PROVISIONER_BIN", await compileFloor("per_claim", outDir));
     const defaults = ["--results", join(REPO, "bench/results/floor_claim.md")];
-    await runScenarios([BURST, DEFAULT_BUDGET], [...defaults, ...Deno.args, "--note", NOTE]);
+    const named = parseBenchArgs(Deno.args).scenarios;
+    const scenarios = named.length === 0
+      ? [BURST, DEFAULT_BUDGET]
+      : [BURST, DEFAULT_BUDGET, FLEET].filter((scenario) => named.includes(scenario.id));
+    await runScenarios(scenarios, [...defaults, ...Deno.args, "--note", NOTE]);
   } finally {
     await Deno.remove(outDir, { recursive: true });
   }

@@ -15,6 +15,8 @@
  * - for each claim selected to its node without a volume, with
  *   --worker-threads in flight: the Provisioning Event, CreateVolume, the PV,
  *   the ProvisioningSucceeded Event: what upstream sends per claim;
+ * - with --enable-capacity, publishes its node's capacity once at start
+ *   (per_claim_capacity.ts);
  * - serves /readyz and /metrics, and logs the agent's ready line once both
  *   watches are open.
  * Not a provisioner: it skips every other case, and retries a failed claim
@@ -30,6 +32,7 @@ import type { Claim } from "../../lib/model/objects.ts";
 import { parseQuantity } from "../../lib/model/quantity.ts";
 import { claimSubject } from "../../lib/provision/context.ts";
 import { serveHttp } from "../../lib/runtime/platform.ts";
+import { type FloorClass, MOUNT_SINGLE_WRITER, publishCapacityOnce } from "./per_claim_capacity.ts";
 
 /** The agent's ready line (bench/agent_runner.ts OURS_READY_LINE). */
 const READY_LINE = "Informers synced; provisioning claims (per-claim floor program)";
@@ -50,13 +53,6 @@ interface ClaimObject {
     volumeMode?: string;
     resources?: { requests?: { storage?: string } };
   };
-}
-
-interface ClassObject {
-  metadata: { name: string };
-  provisioner: string;
-  parameters?: Record<string, string>;
-  reclaimPolicy?: string;
 }
 
 /** `--name=value` flags; every other argument is ignored. */
@@ -94,7 +90,7 @@ interface Context {
   driver: string;
   node: string;
   topologyKey: string;
-  classes: Map<string, ClassObject>;
+  classes: Map<string, FloorClass>;
 }
 
 function event(claim: ClaimObject, context: Context, reason: string, message: string) {
@@ -124,7 +120,7 @@ function postEvent(claim: ClaimObject, context: Context, reason: string, message
   }).catch(() => {});
 }
 
-function persistentVolume(claim: ClaimObject, context: Context, volume: Volume, cls: ClassObject) {
+function persistentVolume(claim: ClaimObject, context: Context, volume: Volume, cls: FloorClass) {
   const segments = volume.accessible_topology.map((topology) => topology.segments);
   return {
     apiVersion: "v1",
@@ -161,16 +157,13 @@ function persistentVolume(claim: ClaimObject, context: Context, volume: Volume, 
   };
 }
 
-function createVolumeRequest(claim: ClaimObject, context: Context, cls: ClassObject) {
+function createVolumeRequest(claim: ClaimObject, context: Context, cls: FloorClass) {
   const parsed = parseQuantity(claim.spec.resources?.requests?.storage ?? "0");
   const topology = { segments: { [context.topologyKey]: context.node } };
   const request: CreateVolumeRequest = {
     name: `pvc-${claim.metadata.uid}`,
     capacity_range: { required_bytes: String(parsed.ok ? parsed.value : 0n) },
-    volume_capabilities: [{
-      mount: { fs_type: "", mount_flags: [] },
-      access_mode: { mode: "SINGLE_NODE_WRITER" },
-    }],
+    volume_capabilities: [MOUNT_SINGLE_WRITER],
     parameters: cls.parameters ?? {},
     secrets: {},
     accessibility_requirements: { requisite: [topology], preferred: [topology] },
@@ -262,7 +255,7 @@ async function connect(options: Map<string, string>, node: string): Promise<Cont
       burst: Number(options.get("kube-api-burst") ?? 10),
     },
   });
-  const list = await rest.request<{ items: ClassObject[] }>({
+  const list = await rest.request<{ items: FloorClass[] }>({
     method: "GET",
     path: "/apis/storage.k8s.io/v1/storageclasses",
   });
@@ -280,6 +273,13 @@ async function main(): Promise<void> {
   const node = process.env["NODE_NAME"] ?? "";
   serveHttp(options.get("http-endpoint") ?? "127.0.0.1:0", () => new Response("ok\n"));
   const context = await connect(options, node);
+  if (options.has("enable-capacity")) {
+    await publishCapacityOnce(context, {
+      ...context,
+      namespace: process.env["NAMESPACE"] ?? "default",
+      classes: context.classes.values(),
+    });
+  }
   const queue = new ClaimQueue();
   const handled = new Set<string>();
   const claims = watch(context.rest, "/api/v1/persistentvolumeclaims", (type, object) => {
