@@ -46,6 +46,11 @@ Deno.test("selectScenarios() keeps table order and refuses unknown names", () =>
     "soak",
   ]);
   throws(() => selectScenarios(["nope"]), /unknown scenario nope/);
+  const from = selectScenarios(["fleet", "burst"]);
+  const defaults = from.slice(1);
+  deepStrictEqual(selectScenarios([], { from, defaults }).map((s) => s.id), ["fleet"]);
+  deepStrictEqual(selectScenarios(["burst"], { from, defaults }).map((s) => s.id), ["burst"]);
+  throws(() => selectScenarios(["startup"], { from, defaults }), /unknown scenario startup/);
 });
 
 Deno.test("alternatingRuns() interleaves the agents", () => {

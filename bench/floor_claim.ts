@@ -18,6 +18,7 @@ import { BURST, DEFAULT_BUDGET } from "./burst.ts";
 import { parseBenchArgs, runScenarios } from "./cli.ts";
 import { FLEET } from "./fleet.ts";
 import { compileFloor } from "./floor.ts";
+import { selectScenarios } from "./main.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
 const NOTE = 'Here "ours" is NOT the agent: it is the per-claim floor program ' +
@@ -33,10 +34,10 @@ if (import.meta.main) {
     // tests/cluster/agents.ts oursBinary() reads this when each agent starts.
     Deno.env.set("CSI_NODE_PROVISIONER_BIN", await compileFloor("per_claim", outDir));
     const defaults = ["--results", join(REPO, "bench/results/floor_claim.md")];
-    const named = parseBenchArgs(Deno.args).scenarios;
-    const scenarios = named.length === 0
-      ? [BURST, DEFAULT_BUDGET]
-      : [BURST, DEFAULT_BUDGET, FLEET].filter((scenario) => named.includes(scenario.id));
+    const scenarios = selectScenarios(parseBenchArgs(Deno.args).scenarios, {
+      from: [BURST, DEFAULT_BUDGET, FLEET],
+      defaults: [BURST, DEFAULT_BUDGET],
+    });
     await runScenarios(scenarios, [...defaults, ...Deno.args, "--note", NOTE]);
   } finally {
     await Deno.remove(outDir, { recursive: true });

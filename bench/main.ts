@@ -26,16 +26,24 @@ export const SCENARIOS: readonly Scenario[] = [
   SOAK,
 ];
 
-/** The named scenarios in table order, or all of them; throws on an unknown name. */
-export function selectScenarios(names: readonly string[]): Scenario[] {
-  const unknown = names.filter((name) => !SCENARIOS.some((scenario) => scenario.id === name));
+/**
+ * The named scenarios of `from` (default: every scenario) in its order, or
+ * `defaults` (default: all of `from`) when none is named; throws on an
+ * unknown name, so a typo never runs nothing.
+ */
+export function selectScenarios(
+  names: readonly string[],
+  options: { from?: readonly Scenario[]; defaults?: readonly Scenario[] } = {},
+): Scenario[] {
+  const from = options.from ?? SCENARIOS;
+  const unknown = names.filter((name) => !from.some((scenario) => scenario.id === name));
   if (unknown.length > 0) {
-    const known = SCENARIOS.map((scenario) => scenario.id).join(", ");
+    const known = from.map((scenario) => scenario.id).join(", ");
     throw new Error(`unknown scenario ${unknown.join(", ")}; known: ${known}`);
   }
   return names.length === 0
-    ? [...SCENARIOS]
-    : SCENARIOS.filter((scenario) => names.includes(scenario.id));
+    ? [...options.defaults ?? from]
+    : from.filter((scenario) => names.includes(scenario.id));
 }
 
 if (import.meta.main) {
