@@ -47,7 +47,7 @@ import { dumpJournal } from "./lib/journal/dump.ts";
 import { type FileJournal, openFileJournal } from "./lib/journal/file_journal.ts";
 import { createJournalMetrics } from "./lib/journal/metrics.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
-import { type Intent, intentKey, parseIntent } from "./lib/provision/intent.ts";
+import { type Intent, INTENT_JOURNAL_SHAPE, parseIntent } from "./lib/provision/intent.ts";
 import type { DataSourceApi } from "./lib/provision/ports.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
@@ -201,10 +201,7 @@ async function openJournal(agent: Agent): Promise<FileJournal<Intent>> {
   const path = agent.config.journalPath;
   try {
     const journal = await openFileJournal(path, {
-      keyOf: (intent) => intent.pvName,
-      groupOf: (intent) => intentKey(intent),
-      sinceOf: (intent) => intent.since,
-      validate: parseIntent,
+      ...INTENT_JOURNAL_SHAPE,
       logger: agent.logger.child({ component: "journal" }),
       metrics: createJournalMetrics(agent.metrics.registry),
     });

@@ -115,3 +115,15 @@ export function parseIntent(raw: unknown): Intent | string {
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/**
+ * How the intent journal holds intents (lib/journal's FileJournalOptions):
+ * one per PV name, grouped by claim, dated and checked as written here. The
+ * agent (main.ts) and the crash tests open the journal with it.
+ */
+export const INTENT_JOURNAL_SHAPE = {
+  keyOf: (intent: Intent): string => intent.pvName,
+  groupOf: (intent: Intent): string => intentKey(intent),
+  sinceOf: (intent: Intent): string => intent.since,
+  validate: parseIntent,
+};

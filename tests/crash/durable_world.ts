@@ -12,7 +12,7 @@ import { renameSync, writeFileSync } from "node:fs";
 import { type FileJournal, openFileJournal } from "../../lib/journal/file_journal.ts";
 import type { Claim, PersistentVolume } from "../../lib/model/objects.ts";
 import { ProvisionController } from "../../lib/provision/controller.ts";
-import { type Intent, intentKey, parseIntent } from "../../lib/provision/intent.ts";
+import { type Intent, INTENT_JOURNAL_SHAPE } from "../../lib/provision/intent.ts";
 import type { ProvisionApi, ProvisionCsi } from "../../lib/provision/ports.ts";
 import { PvSaver } from "../../lib/provision/pv_saver.ts";
 import { WorkQueue } from "../../lib/queue/work_queue.ts";
@@ -53,10 +53,7 @@ export async function openWorld(
   const save = () => writeState(paths.state, state);
   let opened = false;
   const journal = await openFileJournal(paths.journal, {
-    keyOf: (intent) => intent.pvName,
-    groupOf: (intent) => intentKey(intent),
-    sinceOf: (intent) => intent.since,
-    validate: parseIntent,
+    ...INTENT_JOURNAL_SHAPE,
     logger: quiet,
     // Creating the missing journal at start is not a step of provisioning.
     afterStep: (step) => opened ? pause(`journal-${step}`) : undefined,
