@@ -56,6 +56,8 @@ import { waitForSync } from "./lib/runtime/synced.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
 import { Heartbeat, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
 import { Lifecycle } from "./lib/runtime/lifecycle.ts";
+import { PeriodicCollection } from "./lib/runtime/collection.ts";
+import { fullCollection } from "./lib/runtime/platform.ts";
 import { writeTerminationLog } from "./lib/runtime/termination_log.ts";
 import { VERSION, versionText } from "./lib/runtime/version.ts";
 
@@ -100,6 +102,8 @@ interface Agent {
   connection: CsiConnection;
   life: Lifecycle;
   heartbeat: Heartbeat;
+  /** Full collections of the heap; undefined where the runtime offers none (Deno in development). */
+  collection: PeriodicCollection | undefined;
   /** Observers of every bounded memo, reporting into the registry. */
   bounds: BoundFactory;
 }
@@ -114,6 +118,9 @@ async function runAgent(config: Config, env: Record<string, string | undefined>)
   const { life, connection } = agent;
   const untrap = life.trapSignals();
   agent.heartbeat.start(life.halt.signal);
+  if (agent.collection) {
+    life.track(agent.collection.run(life.shutdown.signal), { name: "full collection" });
+  }
   life.track(agent.readiness.run(life.shutdown.signal), { name: "readiness" });
   try {
     const journal = await openJournal(agent);
@@ -172,7 +179,16 @@ function assemble(config: Config, logger: Logger): Agent {
     logger.info({ endpoint: config.httpEndpoint, port: http.port }, "Serving metrics and health");
   }
   const bounds = boundedMetrics(metrics.registry);
-  return { config, logger, metrics, readiness, connection, life, heartbeat, bounds };
+  const collection = periodicCollection(logger);
+  return { config, logger, metrics, readiness, connection, life, heartbeat, collection, bounds };
+}
+
+function periodicCollection(logger: Logger): PeriodicCollection | undefined {
+  const collect = fullCollection();
+  if (collect === undefined) return undefined;
+  const onCollected = ({ ms, reason }: { ms: number; reason: string }) =>
+    logger.debug({ ms: Math.round(ms * 10) / 10, reason }, "Full garbage collection");
+  return new PeriodicCollection({ collect, onCollected });
 }
 
 /** Start-up refusals of --enable-capacity that only the driver's answers reveal. */
@@ -256,6 +272,7 @@ async function startControllers(
     { ms: Math.round(performance.now() - started), ...counts },
     "Informers synced; provisioning claims selected to this node and deleting its released volumes",
   );
+  agent.collection?.collect("start-up done");
   for (const start of work.starts) start();
   // Says once, at start-up, when restores cannot work for lack of the CRDs.
   if (driver.controllerCapabilities.has("CREATE_DELETE_SNAPSHOT")) {

@@ -1,6 +1,6 @@
 /**
  * The only file that touches runtime globals (Deno.*, Bun.*): serving HTTP,
- * and fetch with a cluster's TLS settings. Everything else the agent needs
+ * fetch with a cluster's TLS settings, and a full garbage collection. Everything else the agent needs
  * from the host comes from `node:` built-ins, which both runtimes provide.
  */
 
@@ -34,6 +34,20 @@ export function runtimeName(): "deno" | "bun" | "other" {
   if (global.Bun !== undefined) return "bun";
   if (global.Deno !== undefined) return "deno";
   return "other";
+}
+
+/**
+ * A synchronous full garbage collection of the runtime's heap, or undefined
+ * where the runtime offers none: Bun (the shipped binary) always has
+ * Bun.gc(true); Deno only with --v8-flags=--expose-gc, which development
+ * runs do not pass.
+ */
+export function fullCollection(): (() => void) | undefined {
+  const global = globalThis as { Bun?: { gc(force: boolean): void }; gc?: () => void };
+  const bun = global.Bun;
+  if (bun !== undefined) return () => bun.gc(true);
+  const gc = global.gc;
+  return typeof gc === "function" ? () => gc() : undefined;
 }
 
 /** Splits "host:port", ":port" or "[v6]:port"; an empty host listens on every interface. */
