@@ -11,13 +11,14 @@
  * Ours is not timed by polling /readyz: serving a probe every 5 ms during
  * start-up cost it CPU that upstream, read from its log, never paid.
  */
-import type { AgentHandle } from "../tests/cluster/agents.ts";
+import { type AgentHandle, oursBinary } from "../tests/cluster/agents.ts";
 import type { AgentRbac } from "../tests/cluster/cluster.ts";
 import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
 import { freeLoopbackPort } from "../tests/cluster/ports.ts";
 import { tailFile } from "../tests/cluster/process.ts";
 import { delay } from "../tests/cluster/wait.ts";
 import { LogFollower } from "./log_follower.ts";
+import { rereadIntoPageCache } from "./page_cache.ts";
 import type { BenchAgent } from "./report.ts";
 
 /** Written by upstream once its informers synced and its workers run. */
@@ -69,7 +70,10 @@ export interface LaunchedAgent {
   log: LogFollower;
 }
 
-/** Starts the agent on the node with agentFlags() (then `extraArgs`) and upstream's RBAC. */
+/**
+ * Starts the agent on the node with agentFlags() (then `extraArgs`) and
+ * upstream's RBAC, its binary first re-read into the page cache (page_cache.ts).
+ */
 export async function launchAgent(
   cluster: RunningCluster,
   options: {
@@ -88,8 +92,11 @@ export async function launchAgent(
   // private): remember where this start begins, and check the guess below.
   const logFile = `${cluster.dir}/logs/agent-${node.name}.log`;
   const log = await LogFollower.fromEnd(logFile);
+  const binary = options.kind === "upstream" ? cluster.binaries.csiProvisioner : oursBinary();
+  await rereadIntoPageCache(binary);
   const handle = await cluster.startAgent(node, {
     kind: options.kind,
+    binary,
     rbac: options.rbac ?? "upstream",
     args: [
       ...agentFlags({ qps: options.qps, burst: options.burst, httpPort }),

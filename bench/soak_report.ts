@@ -36,6 +36,16 @@ const ROWS: readonly {
     decimals: 2,
     value: (o, w) => rssTrend(o.samples, w).driftPercent,
   },
+  {
+    metric: "… drift of its anonymous part (heaps, stacks) alone (%)",
+    decimals: 2,
+    value: (o, w) => rssTrend(o.samples, w, (s) => s.rssAnonMiB).driftPercent,
+  },
+  {
+    metric: "… drift of its file-backed part (the executable's pages) alone (%)",
+    decimals: 2,
+    value: (o, w) => rssTrend(o.samples, w, (s) => s.rssFileMiB).driftPercent,
+  },
   ...rangeRows("open file descriptors", (s) => s.fds),
   ...rangeRows("CSI connections", (s) => s.csi),
   { metric: "threads at the end", decimals: 0, value: (o) => last(o).threads },

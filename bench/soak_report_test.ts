@@ -4,11 +4,14 @@ import { gaugeMax, soakMetrics, soakNotes, type SoakRunOutcome } from "./soak_re
 import type { SoakSample } from "./soak_series.ts";
 
 function outcome(node: string, gauges: (t: number) => Record<string, number>): SoakRunOutcome {
-  // RSS 50 during warm-up (t < 30), then 100, 101, 102: 240 MiB/h, 2 % drift.
+  // RSS 50 during warm-up (t < 30), then 100, 101, 102: 240 MiB/h, 2 % drift; of it,
+  // anonymous 40, 40, 50, 51, 52 (4 % drift) and file pages 10, 10, 50, 50, 50 (flat).
   const rss = [50, 50, 100, 101, 102];
   const samples: SoakSample[] = rss.map((rssMiB, index) => ({
     t: index * 15,
     rssMiB,
+    rssAnonMiB: [40, 40, 50, 51, 52][index]!,
+    rssFileMiB: [10, 10, 50, 50, 50][index]!,
     fds: [20, 22, 21, 25, 23][index]!,
     csi: 1,
     threads: 8 + index,
@@ -43,6 +46,8 @@ Deno.test("soakMetrics() reads RSS at warm-up end and end, the trend, ranges and
   deepStrictEqual(row(metrics, "RSS at the end (MiB)").upstream, [102]);
   strictEqual(Math.round(row(metrics, "RSS slope").ours[0]!), 240);
   strictEqual(Math.round(row(metrics, "RSS drift").ours[0]! * 100) / 100, 2);
+  strictEqual(Math.round(row(metrics, "… drift of its anonymous part").ours[0]! * 100) / 100, 4);
+  strictEqual(Math.round(row(metrics, "… drift of its file-backed part").ours[0]! * 100) / 100, 0);
   deepStrictEqual(row(metrics, "open file descriptors: min").ours, [20]);
   deepStrictEqual(row(metrics, "open file descriptors: max").ours, [25]);
   deepStrictEqual(row(metrics, "open file descriptors: end").ours, [23]);

@@ -1,11 +1,12 @@
 /**
- * Reads each soak agent every interval on an absolute schedule: VmRSS, open
+ * Reads each soak agent every interval on an absolute schedule: VmRSS (and
+ * its anonymous and file-backed parts), open
  * fds, threads, CSI connections (soak_proc.ts) and the gauges of its own
  * /metrics that stand for timers or goroutines.
  */
 import { delay } from "../tests/cluster/wait.ts";
 import { parsePrometheusText } from "./api_metrics.ts";
-import { residentMiB } from "./process_stats.ts";
+import { residentMiB, residentSplitMiB } from "./process_stats.ts";
 import { csiConnectionCount, openFdCount, threadCount } from "./soak_proc.ts";
 import type { SoakSample } from "./soak_series.ts";
 
@@ -47,9 +48,12 @@ export async function readAgent(agent: SampledAgent, t: number): Promise<SoakSam
     csiConnectionCount(agent.pid, agent.csiSocket),
     scrapeGauges(agent.httpPort),
   ]);
+  const split = residentSplitMiB(agent.pid);
   return {
     t,
     rssMiB: residentMiB(agent.pid),
+    rssAnonMiB: split.anonymous,
+    rssFileMiB: split.file,
     fds: openFdCount(agent.pid),
     csi,
     threads: threadCount(agent.pid),

@@ -10,6 +10,10 @@ export interface SoakSample {
   t: number;
   /** VmRSS, MiB. */
   rssMiB: number;
+  /** Of it, anonymous memory (heaps, stacks), MiB, from /proc/<pid>/smaps_rollup. */
+  rssAnonMiB: number;
+  /** Of it, pages of mapped files (the executable's code and data), MiB. */
+  rssFileMiB: number;
   /** Entries of /proc/<pid>/fd. */
   fds: number;
   /** Connections to its CSI driver's socket. */
@@ -60,12 +64,16 @@ export interface RssTrend {
 /**
  * The RSS line fitted to the samples from the warm-up's end on. A fitted
  * value, not the last sample, so one garbage collection just before the end
- * does not decide the drift.
+ * does not decide the drift. `read` picks the part of RSS (default: all of it).
  */
-export function rssTrend(samples: readonly SoakSample[], warmupS: number): RssTrend {
+export function rssTrend(
+  samples: readonly SoakSample[],
+  warmupS: number,
+  read: (sample: SoakSample) => number = (sample) => sample.rssMiB,
+): RssTrend {
   const warmupEndS = sampleAtOrAfter(samples, warmupS).t;
   const after = samples.filter((sample) => sample.t >= warmupEndS);
-  const fit = leastSquares(after.map((sample) => ({ x: sample.t, y: sample.rssMiB })));
+  const fit = leastSquares(after.map((sample) => ({ x: sample.t, y: read(sample) })));
   const endS = after.at(-1)?.t ?? warmupEndS;
   const fitted = (t: number) => fit.intercept + fit.slope * t;
   return {
@@ -85,7 +93,7 @@ export function minMaxEnd(values: readonly number[]): { min: number; max: number
 /** A series as columns (one array per field, gauges by name): compact in JSON. */
 export type SeriesColumns = Record<string, number[]>;
 
-const BASE_FIELDS = ["t", "rssMiB", "fds", "csi", "threads"] as const;
+const BASE_FIELDS = ["t", "rssMiB", "rssAnonMiB", "rssFileMiB", "fds", "csi", "threads"] as const;
 
 export function seriesColumns(samples: readonly SoakSample[]): SeriesColumns {
   const gauges = [...new Set(samples.flatMap((sample) => Object.keys(sample.gauges)))].sort();

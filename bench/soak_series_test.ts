@@ -10,7 +10,16 @@ import {
 } from "./soak_series.ts";
 
 function sample(t: number, rssMiB: number, gauges: Record<string, number> = {}): SoakSample {
-  return { t, rssMiB, fds: 20, csi: 1, threads: 8, gauges };
+  return {
+    t,
+    rssMiB,
+    rssAnonMiB: rssMiB - 50,
+    rssFileMiB: 50,
+    fds: 20,
+    csi: 1,
+    threads: 8,
+    gauges,
+  };
 }
 
 const near = (actual: number, expected: number) =>
@@ -41,6 +50,13 @@ Deno.test("rssTrend() fits only the samples from warm-up end on", () => {
   near(trend.driftPercent, 2);
 });
 
+Deno.test("rssTrend() fits the part of RSS it is given to read", () => {
+  // Total 100 → 102 while file pages stay at 50: the anonymous part drifts 50 → 52.
+  const samples = [sample(30, 100), sample(45, 101), sample(60, 102)];
+  near(rssTrend(samples, 30, (s) => s.rssAnonMiB).driftPercent, 4);
+  near(rssTrend(samples, 30, (s) => s.rssFileMiB).driftPercent, 0);
+});
+
 Deno.test("rssTrend() of a flat line is zero, whatever the warm-up did", () => {
   const samples = [sample(0, 10), sample(15, 80), sample(30, 80), sample(45, 80)];
   const trend = rssTrend(samples, 30);
@@ -66,6 +82,8 @@ Deno.test("seriesColumns() and seriesCsv() keep every field and gauge, blanks wh
   deepStrictEqual(ours, {
     t: [0, 15],
     rssMiB: [80, 81.3],
+    rssAnonMiB: [30, 31.3],
+    rssFileMiB: [50, 50],
     fds: [20, 20],
     csi: [1, 1],
     threads: [8, 8],
@@ -76,10 +94,10 @@ Deno.test("seriesColumns() and seriesCsv() keep every field and gauge, blanks wh
   strictEqual(
     csv,
     [
-      "series,t,rssMiB,fds,csi,threads,nodejs_heap,go_goroutines",
-      '"ours run 1",0,80,20,1,8,,',
-      '"ours run 1",15,81.3,20,1,8,5,',
-      '"upstream run 1",0,60,20,1,8,,268',
+      "series,t,rssMiB,rssAnonMiB,rssFileMiB,fds,csi,threads,nodejs_heap,go_goroutines",
+      '"ours run 1",0,80,30,50,20,1,8,,',
+      '"ours run 1",15,81.3,31.3,50,20,1,8,5,',
+      '"upstream run 1",0,60,10,50,20,1,8,,268',
       "",
     ].join("\n"),
   );

@@ -26,16 +26,26 @@ const METRIC = {
   cpu: "agent CPU, start → ready (ms)",
   cpuFine: "agent CPU, start → ready, scheduler clock (ms)",
   rss: "RSS after ready + 10 s idle (MiB)",
+  anonymous: "… of it anonymous memory: heaps, stacks (MiB)",
+  file: "… of it pages of mapped files: the executable (MiB)",
 } as const;
 type MetricKey = keyof typeof METRIC;
 
-const DECIMALS: Record<MetricKey, number> = { http: 0, ready: 0, cpu: 0, cpuFine: 1, rss: 1 };
+const DECIMALS: Record<MetricKey, number> = {
+  http: 0,
+  ready: 0,
+  cpu: 0,
+  cpuFine: 1,
+  rss: 1,
+  anonymous: 1,
+  file: 1,
+};
 
 /** One agent started on node-a, ready, then idle 10 s; its RSS also split by what backs it. */
 export async function measureStartup(
   cluster: RunningCluster,
   agent: BenchAgent,
-): Promise<Record<MetricKey, number> & { anonymous: number; file: number }> {
+): Promise<Record<MetricKey, number>> {
   const launched = await launchAgent(cluster, { kind: agent, node: "node-a", qps: 5, burst: 10 });
   try {
     const ready = await waitAgentReady(launched, { timeoutMs: 60_000 });
@@ -69,7 +79,10 @@ const NOTES = [
   "CPU: user+sys from /proc/<pid>/stat at ready (10 ms ticks). CPU, scheduler clock: the " +
   "run time of the process's threads alive at ready, summed from /proc/<pid>/task/*/schedstat " +
   "(nanoseconds; added 2026-11-23, since a start-up of 40 ms is 4 ticks). RSS: VmRSS 10 s " +
-  "after ready.",
+  "after ready, and split by what backs it (/proc/<pid>/smaps_rollup: Anonymous, and the rest " +
+  "of Rss). Before each start the agent's binary is dropped from the page cache and read back " +
+  "whole (bench/page_cache.ts): the file pages a process maps depend on the page cache's state " +
+  "(a fresh copy of one binary read 4.6 MiB more than an older file); until 2026-11-25 it was not.",
 ];
 
 /** The start-up scenario's cluster: node-a with the test driver, no StorageClass, no agent. */
