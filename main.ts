@@ -186,8 +186,8 @@ function assemble(config: Config, logger: Logger): Agent {
 function periodicCollection(logger: Logger): PeriodicCollection | undefined {
   const collect = fullCollection();
   if (collect === undefined) return undefined;
-  const onCollected = ({ ms, reason }: { ms: number; reason: string }) =>
-    logger.debug({ ms: Math.round(ms * 10) / 10, reason }, "Full garbage collection");
+  const onCollected = ({ ms }: { ms: number }) =>
+    logger.debug({ ms: Math.round(ms * 10) / 10 }, "Full garbage collection");
   return new PeriodicCollection({ collect, onCollected });
 }
 
@@ -272,7 +272,6 @@ async function startControllers(
     { ms: Math.round(performance.now() - started), ...counts },
     "Informers synced; provisioning claims selected to this node and deleting its released volumes",
   );
-  agent.collection?.collect("start-up done");
   for (const start of work.starts) start();
   // Says once, at start-up, when restores cannot work for lack of the CRDs.
   if (driver.controllerCapabilities.has("CREATE_DELETE_SNAPSHOT")) {

@@ -1,6 +1,5 @@
 /**
- * A full garbage collection of the agent's heap every two minutes, and once
- * when start-up is done.
+ * A full garbage collection of the agent's heap every two minutes.
  *
  * Why: Go's runtime forces a collection when none ran for two minutes
  * (runtime/proc.go, forcegcperiod), so upstream's heap follows its live
@@ -11,9 +10,6 @@
  * garbage, not the live data (measured: a 1 claim/s churn grew the heap
  * 12 → 27 MiB over 17 minutes before one full collection brought it back).
  * A full collection of a heap this size takes a few milliseconds.
- *
- * At start-up the initial LISTs leave their parsed pages behind; collecting
- * once the caches are synced returns that memory before the agent idles.
  */
 import { sleep } from "./sleep.ts";
 
@@ -23,7 +19,6 @@ export const FULL_COLLECTION_PERIOD_MS = 120_000;
 /** What one collection took. */
 export interface CollectionReport {
   ms: number;
-  reason: "start-up done" | "period";
 }
 
 export class PeriodicCollection {
@@ -44,13 +39,13 @@ export class PeriodicCollection {
 
   /** Collects every period until `signal` aborts; resolves then. */
   async run(signal: AbortSignal): Promise<void> {
-    while (await sleep(this.#periodMs, signal)) this.collect("period");
+    while (await sleep(this.#periodMs, signal)) this.collect();
   }
 
   /** One full collection now. */
-  collect(reason: CollectionReport["reason"]): void {
+  collect(): void {
     const started = performance.now();
     this.#collect();
-    this.#onCollected({ ms: performance.now() - started, reason });
+    this.#onCollected({ ms: performance.now() - started });
   }
 }

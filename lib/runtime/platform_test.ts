@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { serveHttp, splitHostPort } from "./platform.ts";
+import { fullCollection, serveHttp, splitHostPort } from "./platform.ts";
 
 Deno.test("splitHostPort() understands host:port, :port and [v6]:port", () => {
   deepStrictEqual(splitHostPort("127.0.0.1:8080"), { hostname: "127.0.0.1", port: 8080 });
@@ -14,5 +14,19 @@ Deno.test("serveHttp() serves a fetch handler on a real port and closes cleanly"
     strictEqual(await response.text(), "hello");
   } finally {
     await listener.close();
+  }
+});
+
+Deno.test("fullCollection() is Bun.gc(true) under Bun, and none under Deno without --expose-gc", () => {
+  strictEqual(fullCollection(), undefined, "deno test runs without --v8-flags=--expose-gc");
+  const calls: boolean[] = [];
+  const global = globalThis as { Bun?: unknown };
+  global.Bun = { gc: (force: boolean) => calls.push(force) };
+  try {
+    const collect = fullCollection();
+    collect?.();
+    deepStrictEqual(calls, [true], "a forced, synchronous full collection");
+  } finally {
+    delete global.Bun;
   }
 });
