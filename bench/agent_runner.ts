@@ -18,7 +18,7 @@ import { freeLoopbackPort } from "../tests/cluster/ports.ts";
 import { tailFile } from "../tests/cluster/process.ts";
 import { delay } from "../tests/cluster/wait.ts";
 import { LogFollower } from "./log_follower.ts";
-import { rereadIntoPageCache } from "./page_cache.ts";
+import { freshCopy } from "./page_cache.ts";
 import type { BenchAgent } from "./report.ts";
 
 /** Written by upstream once its informers synced and its workers run. */
@@ -72,7 +72,7 @@ export interface LaunchedAgent {
 
 /**
  * Starts the agent on the node with agentFlags() (then `extraArgs`) and
- * upstream's RBAC, its binary first re-read into the page cache (page_cache.ts).
+ * upstream's RBAC, from a fresh copy of its binary (page_cache.ts).
  */
 export async function launchAgent(
   cluster: RunningCluster,
@@ -92,8 +92,8 @@ export async function launchAgent(
   // private): remember where this start begins, and check the guess below.
   const logFile = `${cluster.dir}/logs/agent-${node.name}.log`;
   const log = await LogFollower.fromEnd(logFile);
-  const binary = options.kind === "upstream" ? cluster.binaries.csiProvisioner : oursBinary();
-  await rereadIntoPageCache(binary);
+  const built = options.kind === "upstream" ? cluster.binaries.csiProvisioner : oursBinary();
+  const binary = await freshCopy(built, `${cluster.dir}/agent-binaries`);
   const handle = await cluster.startAgent(node, {
     kind: options.kind,
     binary,
