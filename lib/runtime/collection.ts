@@ -9,7 +9,10 @@
  * collection, which can take half an hour. Meanwhile RSS follows the
  * garbage, not the live data (measured: a 1 claim/s churn grew the heap
  * 12 → 27 MiB over 17 minutes before one full collection brought it back).
- * A full collection of a heap this size takes a few milliseconds.
+ * A full collection takes tens of milliseconds (measured: 53 and 23 ms in
+ * an agent holding 250 and 500 claims of its node, on a busy 2-core
+ * machine), so once in 2 minutes costs under 0.05% of a core, and the pause
+ * is far below anything liveness would notice.
  */
 import { sleep } from "./sleep.ts";
 
