@@ -9,21 +9,21 @@
  * run many times since, 52.6 MiB as a fresh copy, 58.2 MiB once dropped from
  * the page cache and read back whole (upstream's: 46 and 66 MiB), with the
  * anonymous memory the same (21.1 MiB) in every state, and start-up CPU about
- * 8 ms higher in the last. A file just written is what a node runs after
- * extracting the image, and it is the same state at every start: so both
- * agents run a fresh copy, made before the start and not timed. The copy is
- * synced to disk first: with 113 MB of dirty pages left to the kernel's
- * writeback, both agents' start-up CPU rose by 10 to 20 ms.
+ * 8 ms higher in the last. How a copy is written matters as well: written in
+ * one write() it mapped 68.7 MiB (upstream's 64.1). So no state is the one a
+ * node runs (that depends on how it extracts the image); what this gives is
+ * the same state at every start, for both agents: a copy made with
+ * copyFile() before the start, not timed. The copy is synced to disk first:
+ * with 113 MB of dirty pages left to the kernel's writeback, both agents'
+ * start-up CPU rose by 10 to 20 ms.
  */
 import { copyFile, mkdir, open } from "node:fs/promises";
-import { basename, join } from "node:path";
-
-let copies = 0;
+import { basename } from "node:path";
 
 /** Copies `binary` into `dir` under a new name and returns the copy's path. */
 export async function freshCopy(binary: string, dir: string): Promise<string> {
   await mkdir(dir, { recursive: true });
-  const copy = join(dir, `${basename(binary)}.${Deno.pid}.${++copies}`);
+  const copy = await Deno.makeTempFile({ dir, prefix: `${basename(binary)}.` });
   await copyFile(binary, copy);
   const file = await open(copy, "r+");
   try {

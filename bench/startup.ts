@@ -80,8 +80,8 @@ const NOTES = [
   "run time of the process's threads alive at ready, summed from /proc/<pid>/task/*/schedstat " +
   "(nanoseconds; added 2026-11-23, since a start-up of 40 ms is 4 ticks). RSS: VmRSS 10 s " +
   "after ready, and split by what backs it (/proc/<pid>/smaps_rollup: Anonymous, and the rest " +
-  "of Rss). Each start runs a fresh copy of the agent's binary (bench/page_cache.ts), as a node " +
-  "runs one just extracted from the image: the file pages a process maps depend on the page " +
+  "of Rss). Each start runs a fresh, synced copy of the agent's binary (bench/page_cache.ts), the " +
+  "same state at every start: the file pages a process maps depend on the page " +
   "cache's state (one binary: 47.9 MiB as an older file, 52.6 as a fresh copy, 58.2 read back " +
   "whole); until 2026-11-25 the built files were run in whatever state they were.",
 ];

@@ -42,11 +42,10 @@ export class PeriodicCollection {
 
   /** Collects every period until `signal` aborts; resolves then. */
   async run(signal: AbortSignal): Promise<void> {
-    while (await sleep(this.#periodMs, signal)) this.collect();
+    while (await sleep(this.#periodMs, signal)) this.#collectNow();
   }
 
-  /** One full collection now. */
-  collect(): void {
+  #collectNow(): void {
     const started = performance.now();
     this.#collect();
     this.#onCollected({ ms: performance.now() - started });

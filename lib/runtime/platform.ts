@@ -1,7 +1,8 @@
 /**
  * The only file that touches runtime globals (Deno.*, Bun.*): serving HTTP,
- * fetch with a cluster's TLS settings, and a full garbage collection. Everything else the agent needs
- * from the host comes from `node:` built-ins, which both runtimes provide.
+ * fetch with a cluster's TLS settings, and a full garbage collection.
+ * Everything else the agent needs from the host comes from `node:` built-ins,
+ * which both runtimes provide.
  */
 
 /** A running HTTP listener. */
