@@ -111,15 +111,21 @@ export function cpuBreakdown(profile: CpuProfile): { category: string; share: nu
 /**
  * Renames the frames of a compiled binary (url /$bunfs/...) to the module
  * their line falls in, from the bundle's `// path` comments that start each
- * module.
+ * module. The bundle given need not start where the compiled one did (the
+ * runtime helpers at its top differ between `--compile --bytecode` and a
+ * plain `--target=bun` build: 25 lines in Bun 1.4.5), so the lines are first
+ * shifted by bundleLineOffset(). A line above the first module is the
+ * bundler's helpers (`__commonJS`, `__toESM`, …): each module's first run.
  */
 export function withModulePaths(profile: CpuProfile, bundle: string): CpuProfile {
+  const lines = bundle.split("\n");
   const starts: { line: number; path: string }[] = [];
-  bundle.split("\n").forEach((text, index) => {
+  lines.forEach((text, index) => {
     const match = /^\/\/ ((?:node_modules\/)?[\w@.-]+\/[^ ]+\.[cm]?[jt]s)$/.exec(text);
     if (match !== null) starts.push({ line: index, path: match[1]! });
   });
   const moduleAt = (line: number) => {
+    if (starts.length === 0 || line < starts[0]!.line) return "bundler helpers";
     let low = 0;
     let high = starts.length - 1;
     while (low < high) {
@@ -127,14 +133,38 @@ export function withModulePaths(profile: CpuProfile, bundle: string): CpuProfile
       if (starts[middle]!.line <= line) low = middle;
       else high = middle - 1;
     }
-    return starts[low]?.path ?? "bundle";
+    return starts[low]!.path;
   };
+  const offset = bundleLineOffset(profile, lines);
   const nodes = profile.nodes.map((node) => {
     const { url, lineNumber } = node.callFrame;
     if (!url.includes("$bunfs") || lineNumber === undefined) return node;
-    return { ...node, callFrame: { ...node.callFrame, url: `/${moduleAt(lineNumber)}` } };
+    return { ...node, callFrame: { ...node.callFrame, url: `/${moduleAt(lineNumber + offset)}` } };
   });
   return { ...profile, nodes };
+}
+
+/**
+ * How many lines the given bundle is below the compiled one: the most
+ * common difference between where a named function of the profile is
+ * declared in the bundle (`function name(`, declared once) and the line
+ * the profile gives for it. 0 when no name is found.
+ */
+export function bundleLineOffset(profile: CpuProfile, lines: readonly string[]): number {
+  const declared = new Map<string, number | null>();
+  lines.forEach((text, index) => {
+    const match = /^\s*(?:async )?function\*? ([\w$]+)\(/.exec(text);
+    if (match === null) return;
+    declared.set(match[1]!, declared.has(match[1]!) ? null : index);
+  });
+  const votes = new Map<number, number>();
+  for (const { callFrame } of profile.nodes) {
+    const line = declared.get(callFrame.functionName);
+    if (line == null || callFrame.lineNumber === undefined) continue;
+    const offset = line - callFrame.lineNumber;
+    votes.set(offset, (votes.get(offset) ?? 0) + 1);
+  }
+  return [...votes].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 0;
 }
 
 if (import.meta.main) {

@@ -53,3 +53,30 @@ Deno.test("withModulePaths() names a compiled binary's frames by the bundled mod
     "[native code]",
   ]);
 });
+
+Deno.test("withModulePaths() shifts the lines by where the bundle's functions are declared", () => {
+  const bundle = [
+    "// @bun @bun-cjs",
+    "var __commonJS = (cb) => cb;",
+    "var __toESM = (mod) => mod;",
+    "// node_modules/@grpc/grpc-js/build/src/call.js",
+    "function call() {}",
+    "// lib/journal/file_journal.ts",
+    "function put() {",
+    "}",
+  ].join("\n");
+  // The compiled bundle had one helper line fewer: every line is 1 below.
+  const compiled = (id: number, name: string, line: number) => ({
+    id,
+    callFrame: { functionName: name, url: "/$bunfs/root/agent", lineNumber: line },
+  });
+  const profile = withModulePaths({
+    nodes: [compiled(1, "call", 3), compiled(2, "put", 5), compiled(3, "", 1)],
+    samples: [1, 2, 3],
+  }, bundle);
+  deepStrictEqual(profile.nodes.map((node) => node.callFrame.url), [
+    "/node_modules/@grpc/grpc-js/build/src/call.js",
+    "/lib/journal/file_journal.ts",
+    "/bundler helpers",
+  ]);
+});

@@ -7,7 +7,8 @@
  *   watch of PersistentVolumeClaims, through the agent's own modules
  *   (bench/floor/csi_and_watch.ts): the least an agent must do;
  * - the agent (ours) and upstream csi-provisioner, started as bench:startup does.
- * Each: start → ready, CPU at ready (in 10 ms ticks and on the scheduler's
+ * Every start, the agents' and the floor programs', runs a fresh, synced copy
+ * of the binary (page_cache.ts). Each: start → ready, CPU at ready (in 10 ms ticks and on the scheduler's
  * clock), and after 10 s idle the RSS split into anonymous memory and file
  * pages (the executable's code and bytecode).
  * Prints a table and writes it to bench/results/floor.md.
@@ -23,6 +24,7 @@ import { delay } from "../tests/cluster/wait.ts";
 import { describeBenchBinaries } from "./binaries.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds, cpuSecondsFine, residentMiB, residentSplitMiB } from "./process_stats.ts";
+import { freshCopy } from "./page_cache.ts";
 import { measureStartup, startEmptyCluster } from "./startup.ts";
 import { summarize } from "./stats.ts";
 
@@ -65,9 +67,15 @@ async function idleSample(
   return { ...ready, rss: residentMiB(pid), ...residentSplitMiB(pid) };
 }
 
-/** Runs a floor program until it prints "ready", then samples it idle. */
-async function measureProgram(binary: string, cluster: RunningCluster): Promise<Sample> {
+/**
+ * Runs a floor program until it prints "ready", then samples it idle. Like
+ * the agents (agent_runner.ts), each start runs a fresh, synced copy of the
+ * program (page_cache.ts), so that every row's file pages and start-up CPU
+ * come from the same page-cache state.
+ */
+async function measureProgram(built: string, cluster: RunningCluster): Promise<Sample> {
   const node = cluster.nodes[0]!;
+  const binary = await freshCopy(built, `${cluster.dir}/floor-binaries`);
   const started = performance.now();
   const child = new Deno.Command(binary, {
     args: [node.csiEndpoint.replace(/^unix:\/\//, ""), cluster.kubeconfigPath],
