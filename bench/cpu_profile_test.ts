@@ -39,15 +39,8 @@ Deno.test("withModulePaths() names a compiled binary's frames by the bundled mod
     "// a comment, not a module",
     "function put() {}",
   ].join("\n");
-  const compiled = (id: number, line: number) => ({
-    id,
-    callFrame: { functionName: "f", url: "/$bunfs/root/agent", lineNumber: line },
-  });
-  const profile = withModulePaths({
-    nodes: [compiled(1, 2), compiled(2, 5), frame(3, "parse", "[native code]")],
-    samples: [1, 2, 3],
-  }, bundle);
-  deepStrictEqual(profile.nodes.map((node) => node.callFrame.url), [
+  const nodes = [compiled(1, "f", 2), compiled(2, "f", 5), frame(3, "parse", "[native code]")];
+  deepStrictEqual(urlsWithModulePaths(nodes, bundle), [
     "/node_modules/@grpc/grpc-js/build/src/call.js",
     "/lib/journal/file_journal.ts",
     "[native code]",
@@ -66,17 +59,21 @@ Deno.test("withModulePaths() shifts the lines by where the bundle's functions ar
     "}",
   ].join("\n");
   // The compiled bundle had one helper line fewer: every line is 1 below.
-  const compiled = (id: number, name: string, line: number) => ({
-    id,
-    callFrame: { functionName: name, url: "/$bunfs/root/agent", lineNumber: line },
-  });
-  const profile = withModulePaths({
-    nodes: [compiled(1, "call", 3), compiled(2, "put", 5), compiled(3, "", 1)],
-    samples: [1, 2, 3],
-  }, bundle);
-  deepStrictEqual(profile.nodes.map((node) => node.callFrame.url), [
+  const nodes = [compiled(1, "call", 3), compiled(2, "put", 5), compiled(3, "", 1)];
+  deepStrictEqual(urlsWithModulePaths(nodes, bundle), [
     "/node_modules/@grpc/grpc-js/build/src/call.js",
     "/lib/journal/file_journal.ts",
     "/bundler helpers",
   ]);
 });
+
+/** A frame of a compiled binary: its bundled file, a function name and a line. */
+function compiled(id: number, functionName: string, lineNumber: number) {
+  return { id, callFrame: { functionName, url: "/$bunfs/root/agent", lineNumber } };
+}
+
+/** Each frame's url once withModulePaths() has named it, one sample per frame. */
+function urlsWithModulePaths(nodes: CpuProfile["nodes"], bundle: string): string[] {
+  const profile = withModulePaths({ nodes, samples: nodes.map((node) => node.id) }, bundle);
+  return profile.nodes.map((node) => node.callFrame.url);
+}
