@@ -5,7 +5,7 @@
  * a signal, 1 for a fatal error (e.g. the driver went away), 2 for bad flags or environment.
  */
 import process from "node:process";
-import { managedByLabel } from "./lib/capacity/labels.ts";
+import { managedByLabel, nodeLabels } from "./lib/model/labels.ts";
 import {
   capacityDriverProblem,
   capacityLabelsProblem,
@@ -293,6 +293,7 @@ async function connectCluster(
     component: `${driver.name}_${config.nodeName}`,
     keepVolume: (pv) =>
       isThisNodesConcern(pv, { driverName: driver.name, segment: driver.segment }),
+    volumeLabels: nodeLabels(driver.name, config.nodeName),
     logger,
     bounds: agent.bounds,
   });

@@ -7,7 +7,8 @@ import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { Segments } from "../csi/types.ts";
 import type { DesiredOptions } from "./desired.ts";
-import { capacityLabelProblems, capacityLabels, labelSelector } from "./labels.ts";
+import { labelSelector, nodeLabels } from "../model/labels.ts";
+import { capacityLabelProblems } from "./labels.ts";
 import type { OwnerChoice } from "./owner_lookup.ts";
 import { sortedSegment } from "./segment.ts";
 
@@ -32,7 +33,7 @@ export interface CapacityOptions {
 
 /** Maps configuration and driver facts to the options. */
 export function capacityOptions(config: Config, driver: DriverInfo): CapacityOptions {
-  const labels = capacityLabels(driver.name, config.nodeName);
+  const labels = nodeLabels(driver.name, config.nodeName);
   return {
     desired: { driverName: driver.name, immediateBinding: config.capacityForImmediateBinding },
     nodeName: config.nodeName,
@@ -79,7 +80,7 @@ export function capacityDriverProblem(driver: DriverInfo): string | undefined {
 export function capacityLabelsProblem(config: Config, driver: DriverInfo): string | undefined {
   const problems = capacityLabelProblems(
     driver.segment,
-    capacityLabels(driver.name, config.nodeName),
+    nodeLabels(driver.name, config.nodeName),
   );
   if (problems.length === 0) return undefined;
   return `--enable-capacity is set but this node's CSIStorageCapacity objects cannot be written (the API server would refuse every one with 422): ${

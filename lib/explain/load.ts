@@ -6,7 +6,7 @@
 import { claimStorageClassName } from "../provision/claim_class.ts";
 import type { SourceFacts } from "../provision/content_source.ts";
 import { readClaimSourceFacts } from "../provision/source_loader.ts";
-import { MANAGED_BY_BASE } from "../capacity/labels.ts";
+import { MANAGED_BY_BASE } from "../model/labels.ts";
 import { ANN_SELECTED_NODE, DRIVER_NAME_LABEL, MANAGED_BY_LABEL } from "../model/keys.ts";
 import type { Claim } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";

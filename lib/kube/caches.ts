@@ -4,8 +4,10 @@
  */
 import type { Logger } from "../log/logger.ts";
 import { Informer } from "./informer.ts";
+import { InformerUnion } from "./informer_union.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { DRIVER_NAME_LABEL } from "../model/keys.ts";
+import { labelSelector, UNLABELLED_SELECTOR } from "../model/labels.ts";
 import type { PublishedCapacity, StorageCapacity } from "../model/storage_capacity.ts";
 import type { KubeRest } from "./rest.ts";
 import {
@@ -25,7 +27,7 @@ import {
 export interface ProvisioningCaches {
   claims: Informer<Claim>;
   classes: Informer<StorageClass>;
-  volumes: Informer<PersistentVolume>;
+  volumes: InformerUnion<PersistentVolume>;
 }
 
 /** Creates (does not start) the informers. */
@@ -34,12 +36,24 @@ export function createProvisioningCaches(
   options: {
     nodeName: string;
     keepVolume: (pv: PersistentVolume) => boolean;
+    /** The labels of the PVs this node's agent provisions (model/labels.ts nodeLabels). */
+    volumeLabels: Record<string, string>;
     logger: Logger;
     idleTimeoutMs?: number;
   },
 ): ProvisioningCaches {
   const { nodeName, keepVolume, logger } = options;
   const idle = idleOption(options);
+  const volumes = (selector: string) =>
+    new Informer(rest, {
+      resource: "persistentvolumes",
+      path: "/api/v1/persistentvolumes",
+      labelSelector: selector,
+      trim: (raw) => trimPersistentVolume(raw, { keep: keepVolume }),
+      resourceVersionOf: (pv) => pv.metadata.resourceVersion ?? "",
+      logger,
+      ...idle,
+    });
   return {
     claims: new Informer(rest, {
       resource: "persistentvolumeclaims",
@@ -57,14 +71,13 @@ export function createProvisioningCaches(
       logger,
       ...idle,
     }),
-    volumes: new Informer(rest, {
-      resource: "persistentvolumes",
-      path: "/api/v1/persistentvolumes",
-      trim: (raw) => trimPersistentVolume(raw, { keep: keepVolume }),
-      resourceVersionOf: (pv) => pv.metadata.resourceVersion ?? "",
-      logger,
-      ...idle,
-    }),
+    // This node's PVs carry its labels; PVs provisioned before (by upstream's
+    // sidecar, by an earlier version, of a zone) carry none. Another node's
+    // labelled PVs are never its concern: their events are not even sent here.
+    volumes: new InformerUnion("persistentvolumes", [
+      volumes(labelSelector(options.volumeLabels)),
+      volumes(UNLABELLED_SELECTOR),
+    ]),
   };
 }
 

@@ -48,6 +48,8 @@ export async function connectKube(options: {
   component: string;
   /** Which PVs the PV informer keeps (this node's). */
   keepVolume: (pv: PersistentVolume) => boolean;
+  /** The labels of the PVs this node's agent provisions. */
+  volumeLabels: Record<string, string>;
   logger: Logger;
   /** Observers of the Event sender's bounded buffer and memory. */
   bounds?: BoundFactory;
@@ -64,6 +66,7 @@ export async function connectKube(options: {
   const informers = createProvisioningCaches(rest, {
     nodeName: config.nodeName,
     keepVolume: options.keepVolume,
+    volumeLabels: options.volumeLabels,
     logger: informerLogger,
     idleTimeoutMs,
   });

@@ -134,6 +134,11 @@ export class Informer<T> {
     return [...this.#store.values()];
   }
 
+  /** The cached objects by key. */
+  entries(): [string, T][] {
+    return [...this.#store];
+  }
+
   get size(): number {
     return this.#store.size;
   }

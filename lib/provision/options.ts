@@ -4,6 +4,7 @@
  */
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
+import { nodeLabels } from "../model/labels.ts";
 import type { ProvisionControllerOptions } from "./context.ts";
 import type { RaceOptions } from "./race_ports.ts";
 
@@ -52,6 +53,11 @@ export function provisionControllerOptions(
       identity: options.identity,
       controllerPublishReadonly: config.controllerPublishReadonly,
       topologySupported,
+      node: {
+        name: config.nodeName,
+        segment: driver.segment,
+        labels: nodeLabels(driver.name, config.nodeName),
+      },
     },
     timeoutMs: config.timeoutMs,
   };

@@ -3,7 +3,7 @@
  * part) plus sig-storage-lib's `provisionClaimOperation` (claimRef,
  * finalizer, provisioned-by, storageClassName), as one pure function.
  */
-import type { CreateVolumeResponse } from "../csi/types.ts";
+import type { CreateVolumeResponse, Segments } from "../csi/types.ts";
 import {
   ANN_PROVISIONED_BY,
   PROVISIONER_IDENTITY_KEY,
@@ -11,7 +11,7 @@ import {
 } from "../model/keys.ts";
 import type { Claim, CsiVolumeSource, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { formatBinarySI } from "../model/quantity.ts";
-import { volumeNodeAffinity } from "../topology/affinity.ts";
+import { isConfinedToNode, volumeNodeAffinity } from "../topology/affinity.ts";
 import { claimStorageClassName } from "./claim_class.ts";
 import { type Problem, problem } from "./outcome.ts";
 import type { ProvisionPlan } from "./request.ts";
@@ -34,6 +34,12 @@ export interface PersistentVolumeOptions {
   controllerPublishReadonly: boolean;
   /** Whether topology is supported: only then the PV gets node affinity. */
   topologySupported: boolean;
+  /**
+   * This node, and the labels its agent selects its own PVs by (model/labels.ts
+   * nodeLabels): a PV confined to this node gets them, so that other nodes'
+   * agents are not sent its watch events.
+   */
+  node: { name: string; segment: Segments | null; labels: Record<string, string> };
 }
 
 /**
@@ -115,7 +121,10 @@ export function buildPersistentVolume(
   const pv: PersistentVolume = {
     apiVersion: "v1",
     kind: "PersistentVolume",
-    metadata: metadataOf(plan, storageClass),
+    metadata: {
+      ...metadataOf(plan, storageClass),
+      ...(isConfinedToNode(affinity, options.node) ? { labels: { ...options.node.labels } } : {}),
+    },
     spec: {
       accessModes: [...(claim.spec.accessModes ?? [])],
       capacity: { storage: formatBinarySI(capacity) },

@@ -1,5 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
 import type { CreateVolumeResponse, Volume } from "../csi/types.ts";
+import { nodeLabels } from "../model/labels.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
 import {
   buildPersistentVolume,
@@ -13,12 +14,14 @@ import {
   CLAIM_UID,
   DRIVER,
   NODE,
+  persistentVolumeOptions,
   provisionOptions,
   storageClass,
   TOPOLOGY_KEY,
 } from "../../tests/builders/provision.ts";
 
 const VOLUME = `pvc-${CLAIM_UID}`;
+
 const IDENTITY = "1700000000000-1234-hostpath.csi.k8s.io-node-a";
 
 function planFor(theClaim: Claim, theClass: StorageClass): ProvisionPlan {
@@ -62,17 +65,11 @@ function build(
       storageClass: theClass,
       response: overrides.response ?? response(),
     },
-    {
-      driverName: DRIVER,
-      identity: IDENTITY,
-      controllerPublishReadonly: false,
-      topologySupported: true,
-      ...overrides.options,
-    },
+    persistentVolumeOptions({ identity: IDENTITY, ...overrides.options }),
   );
 }
 
-Deno.test("buildPersistentVolume() builds the PV upstream would save", () => {
+Deno.test("buildPersistentVolume() builds the PV upstream would save, labelled as this node's", () => {
   deepStrictEqual(build({ response: response({ volume_context: { pool: "fast" } }) }), {
     kind: "persistentVolume",
     capacityBytes: 1n << 30n,
@@ -87,6 +84,11 @@ Deno.test("buildPersistentVolume() builds the PV upstream would save", () => {
           "volume.kubernetes.io/provisioner-deletion-secret-namespace": "",
         },
         finalizers: ["external-provisioner.volume.kubernetes.io/finalizer"],
+        // Not upstream's: the selector of this node's PV watch.
+        labels: {
+          "csi.storage.k8s.io/drivername": DRIVER,
+          "csi.storage.k8s.io/managed-by": `external-provisioner-${NODE}`,
+        },
       },
       spec: {
         accessModes: ["ReadWriteOnce"],
@@ -170,12 +172,7 @@ Deno.test("buildPersistentVolume() sets volumeAttributesClassName from the plan"
   };
   const outcome = buildPersistentVolume(
     { plan, claim: theClaim, storageClass: storageClass(), response: response() },
-    {
-      driverName: DRIVER,
-      identity: IDENTITY,
-      controllerPublishReadonly: false,
-      topologySupported: true,
-    },
+    persistentVolumeOptions({ identity: IDENTITY }),
   );
   deepStrictEqual(
     outcome.kind === "persistentVolume" && outcome.volume.spec.volumeAttributesClassName,
@@ -265,6 +262,26 @@ Deno.test("buildPersistentVolume() leaves out node affinity without topology sup
   );
   const empty = build({ response: response({ accessible_topology: [] }) });
   deepStrictEqual(empty.kind === "persistentVolume" && "nodeAffinity" in empty.volume.spec, false);
+});
+
+Deno.test("buildPersistentVolume() labels only a PV confined to this node (every node's agent watches the others)", () => {
+  const labelsOf = (outcome: PersistentVolumeOutcome) =>
+    outcome.kind === "persistentVolume" ? outcome.volume.metadata.labels : "not built";
+  deepStrictEqual(labelsOf(build()), nodeLabels(DRIVER, NODE));
+  const zone = build({
+    response: response({ accessible_topology: [{ segments: { zone: "z1" } }] }),
+  });
+  deepStrictEqual(labelsOf(zone), undefined, "a volume of the zone");
+  const twoNodes = build({
+    response: response({
+      accessible_topology: [
+        { segments: { [TOPOLOGY_KEY]: NODE } },
+        { segments: { [TOPOLOGY_KEY]: "node-b" } },
+      ],
+    }),
+  });
+  deepStrictEqual(labelsOf(twoNodes), undefined, "a volume of two nodes");
+  deepStrictEqual(labelsOf(build({ options: { topologySupported: false } })), undefined);
 });
 
 Deno.test("buildPersistentVolume() takes storageClassName from the beta annotation when present", () => {

@@ -71,3 +71,27 @@ export function volumeIsAccessible(
   }
   return result.matches ? { kind: "accessible" } : { kind: "notAccessible" };
 }
+
+/**
+ * Whether the affinity confines the volume to the node named `nodeName`:
+ * every term requires, with that one value, a topology key whose value in
+ * this node's segment is the node's name. Node-local drivers name the node
+ * in such a key (csi-driver-host-path's topology.hostpath.csi/node,
+ * TopoLVM's topology.topolvm.io/node), and node names are unique, so no
+ * other node's segment matches the term. A volume of a zone, of several
+ * nodes, or without affinity is not confined.
+ */
+export function isConfinedToNode(
+  nodeAffinity: VolumeNodeAffinity | undefined,
+  node: { name: string; segment: Segments | null },
+): boolean {
+  const terms = nodeAffinity?.required?.nodeSelectorTerms ?? [];
+  const { name, segment } = node;
+  if (terms.length === 0 || segment === null) return false;
+  return terms.every((term) =>
+    (term.matchExpressions ?? []).some((requirement) =>
+      requirement.operator === "In" && requirement.values?.length === 1 &&
+      requirement.values[0] === name && segment[requirement.key] === name
+    )
+  );
+}

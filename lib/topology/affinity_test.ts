@@ -1,6 +1,6 @@
-import { deepStrictEqual } from "node:assert/strict";
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { NodeSelectorTerm, VolumeNodeAffinity } from "../model/objects.ts";
-import { volumeIsAccessible, volumeNodeAffinity } from "./affinity.ts";
+import { isConfinedToNode, volumeIsAccessible, volumeNodeAffinity } from "./affinity.ts";
 
 const KEY = "topology.hostpath.csi/node";
 
@@ -183,5 +183,53 @@ Deno.test("volumeIsAccessible() reports invalid requirements as field errors", (
         cases[1]![1].replace("nodeSelectorTerms[0]", "nodeSelectorTerms[1]")
       }]`,
     },
+  );
+});
+
+const nodeA = { name: "node-a", segment: { [KEY]: "node-a", "zone": "z1" } };
+
+Deno.test("isConfinedToNode(): a volume whose every term names this node in its node key is", () => {
+  const oneTerm = volumeNodeAffinity([{ segments: { [KEY]: "node-a", zone: "z1" } }]);
+  strictEqual(isConfinedToNode(oneTerm, nodeA), true);
+  const twoTerms = volumeNodeAffinity([
+    { segments: { [KEY]: "node-a" } },
+    { segments: { [KEY]: "node-a", zone: "z1" } },
+  ]);
+  strictEqual(isConfinedToNode(twoTerms, nodeA), true);
+});
+
+Deno.test("isConfinedToNode(): a volume other nodes may hold, or of no node, is not", () => {
+  const zone = volumeNodeAffinity([{ segments: { zone: "z1" } }]);
+  strictEqual(isConfinedToNode(zone, nodeA), false, "a zone's volume");
+  const twoNodes = volumeNodeAffinity([
+    { segments: { [KEY]: "node-a" } },
+    { segments: { [KEY]: "node-b" } },
+  ]);
+  strictEqual(isConfinedToNode(twoNodes, nodeA), false, "a volume of two nodes");
+  strictEqual(isConfinedToNode(undefined, nodeA), false, "no affinity");
+  const elsewhere = volumeNodeAffinity([{ segments: { [KEY]: "node-b" } }]);
+  strictEqual(isConfinedToNode(elsewhere, nodeA), false, "another node's volume");
+  const notIn = {
+    required: {
+      nodeSelectorTerms: [{
+        matchExpressions: [{ key: KEY, operator: "NotIn", values: ["node-a"] }],
+      }],
+    },
+  };
+  strictEqual(isConfinedToNode(notIn, nodeA), false, "an operator other than In");
+});
+
+Deno.test("isConfinedToNode(): the node's name counts only in a key whose value here is that name", () => {
+  // A zone that happens to be called like the node is no node key.
+  const named = { name: "node-a", segment: { zone: "z1", rack: "node-a-rack" } };
+  const rack = volumeNodeAffinity([{ segments: { zone: "node-a" } }]);
+  strictEqual(isConfinedToNode(rack, named), false);
+  strictEqual(
+    isConfinedToNode(volumeNodeAffinity([{ segments: { [KEY]: "node-a" } }]), {
+      name: "node-a",
+      segment: null,
+    }),
+    false,
+    "no segment from the driver",
   );
 });

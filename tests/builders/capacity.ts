@@ -1,14 +1,14 @@
 /** Builders of the objects the capacity tests use, with one node's defaults. */
 import type { StorageClass } from "../../lib/model/objects.ts";
 import type { StorageCapacity } from "../../lib/model/storage_capacity.ts";
-import { capacityLabels } from "../../lib/capacity/labels.ts";
+import { nodeLabels } from "../../lib/model/labels.ts";
 
 export const DRIVER = "test.csi.k8s.io";
 export const NODE = "node-a";
 export const NAMESPACE = "csi-provisioner";
 export const TOPOLOGY_KEY = "topology.test.csi.k8s.io/node";
 export const SEGMENT: Record<string, string> = { [TOPOLOGY_KEY]: NODE };
-export const LABELS: Record<string, string> = capacityLabels(DRIVER, NODE);
+export const LABELS: Record<string, string> = nodeLabels(DRIVER, NODE);
 
 /** A WaitForFirstConsumer class of the driver; an override of `undefined` removes the field. */
 export function storageClass(

@@ -10,6 +10,8 @@ import type {
   VolumeSnapshot,
   VolumeSnapshotContent,
 } from "../../lib/model/objects.ts";
+import { nodeLabels } from "../../lib/model/labels.ts";
+import type { PersistentVolumeOptions } from "../../lib/provision/persistent_volume.ts";
 import type { ProvisionOptions } from "../../lib/provision/request.ts";
 
 export const DRIVER = "hostpath.csi.k8s.io";
@@ -86,6 +88,20 @@ export function provisionOptions(overrides: Partial<ProvisionOptions> = {}): Pro
     volumeAttributesClassEnabled: true,
     crossNamespaceVolumeDataSource: false,
     preventVolumeModeConversion: true,
+    ...overrides,
+  };
+}
+
+/** The PV options of a node agent with a topology-aware driver, on node-a. */
+export function persistentVolumeOptions(
+  overrides: Partial<PersistentVolumeOptions> = {},
+): PersistentVolumeOptions {
+  return {
+    driverName: DRIVER,
+    identity: "123-4-driver-node-a",
+    controllerPublishReadonly: false,
+    topologySupported: true,
+    node: { name: NODE, segment: { [TOPOLOGY_KEY]: NODE }, labels: nodeLabels(DRIVER, NODE) },
     ...overrides,
   };
 }

@@ -19,6 +19,7 @@ import { WorkQueue } from "../../lib/queue/work_queue.ts";
 import {
   DRIVER,
   NODE,
+  persistentVolumeOptions,
   provisionOptions,
   storageClass,
   TOPOLOGY_KEY,
@@ -121,12 +122,7 @@ export async function openWorld(
   }, {
     decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: false },
     prepare: provisionOptions(),
-    persistentVolume: {
-      driverName: DRIVER,
-      identity: "crash-test",
-      controllerPublishReadonly: false,
-      topologySupported: true,
-    },
+    persistentVolume: persistentVolumeOptions({ identity: "crash-test" }),
     timeoutMs: 1000,
   });
   return { controller, journal, keys: () => Object.keys(state.claims) };

@@ -27,6 +27,7 @@ import {
   CLAIM_UID,
   DRIVER,
   NODE,
+  persistentVolumeOptions,
   provisionOptions,
   storageClass,
   TOPOLOGY_KEY,
@@ -212,12 +213,7 @@ function buildWorld(options: WorldOptions) {
   }, {
     decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },
     prepare: provisionOptions(options.prepare),
-    persistentVolume: {
-      driverName: DRIVER,
-      identity: "123-4-driver-node-a",
-      controllerPublishReadonly: false,
-      topologySupported: true,
-    },
+    persistentVolume: persistentVolumeOptions(),
     timeoutMs: 1000,
   });
   const sync = (key = KEY): Promise<HandleOutcome> =>

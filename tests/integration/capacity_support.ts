@@ -10,7 +10,7 @@ import {
   type V1Pod,
   Watch,
 } from "@kubernetes/client-node";
-import { managedByLabel } from "../../lib/capacity/labels.ts";
+import { managedByLabel } from "../../lib/model/labels.ts";
 import { parseQuantity } from "../../lib/model/quantity.ts";
 import type { AgentRbac } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";

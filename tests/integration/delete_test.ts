@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import type { CoreV1Event } from "@kubernetes/client-node";
+import { nodeLabels } from "../../lib/model/labels.ts";
 import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
@@ -96,6 +97,8 @@ Deno.test("the agent deletes the released volumes of its node, on a real control
       assert.ok(
         pv.metadata?.finalizers?.includes("external-provisioner.volume.kubernetes.io/finalizer"),
       );
+      // What node-a's agent selects its PV watch by; node-b's agent is not sent this PV.
+      assert.deepEqual(pv.metadata?.labels, nodeLabels(cluster.driverName, "node-a"));
       const phases = await deleteClaimAndWaitGone(cluster, "plain", pvName);
       assert.ok(phases.includes("Released"), `phases seen: ${phases}`);
       assert.ok(
@@ -107,6 +110,26 @@ Deno.test("the agent deletes the released volumes of its node, on a real control
         0,
         "node-b made no call",
       );
+    },
+  );
+
+  await step(
+    t,
+    cluster,
+    "a PV of node-a without the agent's labels (as upstream's sidecar writes it) is deleted too",
+    async () => {
+      const { pvName, volumeId } = await boundClaim(cluster, "unlabelled", { node: "node-a" });
+      // Removing them moves the PV from the agent's labelled watch to its unlabelled one.
+      await admin.core.patchPersistentVolume({
+        name: pvName,
+        body: { metadata: { labels: null } },
+      }, mergePatch);
+      const pv = await admin.core.readPersistentVolume({ name: pvName });
+      assert.equal(pv.metadata?.labels, undefined);
+      const phases = await deleteClaimAndWaitGone(cluster, "unlabelled", pvName);
+      assert.ok(phases.includes("Released"), `phases seen: ${phases}`);
+      assert.ok(!(await volumeIds(cluster, "node-a")).includes(volumeId));
+      assert.equal((await cluster.node("node-b").calls("DeleteVolume")).length, 0);
     },
   );
 

@@ -10,6 +10,7 @@ import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { waitForClaimBound } from "../cluster/workloads.ts";
 import { type ClaimInput, NAMESPACE } from "./differential_inputs.ts";
+import { nodeLabels } from "../../lib/model/labels.ts";
 import { describeDifference } from "./object_diff.ts";
 import { createVolumeCallsFor, selectedClaim } from "./support.ts";
 
@@ -157,7 +158,7 @@ function replace(object: Record<string, unknown> | undefined, key: string, text:
 export function compare(ours: Provisioned, upstream: Provisioned): Promise<void> {
   const names = { expectedName: "upstream", actualName: "ours" };
   const differences = [
-    describeDifference(ours.pv, upstream.pv, { what: "the PVs", ...names }),
+    describeDifference(withoutNodeLabels(ours.pv), upstream.pv, { what: "the PVs", ...names }),
     describeDifference(ours.request, upstream.request, {
       what: "the CreateVolume requests",
       ...names,
@@ -178,6 +179,23 @@ export function compare(ours: Provisioned, upstream: Provisioned): Promise<void>
   }
   if (differences.length > 0) return Promise.reject(new Error(differences.join("\n\n")));
   return Promise.resolve();
+}
+
+/**
+ * Our PV without the labels this agent puts on a PV confined to its node
+ * (lib/model/labels.ts nodeLabels, which upstream does not write), after
+ * checking that it has exactly those: its PV watch selects them.
+ */
+function withoutNodeLabels(pv: unknown): unknown {
+  if (pv === null) return pv;
+  const copy = structuredClone(pv) as {
+    metadata: { labels?: Record<string, string> };
+    spec: { csi?: { driver?: string } };
+  };
+  const driver = copy.spec.csi?.driver ?? "";
+  assert.deepEqual(copy.metadata.labels, nodeLabels(driver, "node-a"), "ours' PV labels");
+  delete copy.metadata.labels;
+  return copy;
 }
 
 /**

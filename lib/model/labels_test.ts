@@ -1,11 +1,11 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import {
-  capacityLabels,
   fnv32a,
   labelSelector,
   MANAGED_BY_BASE,
   managedByLabel,
   nameWithMaxLength,
+  nodeLabels,
 } from "./labels.ts";
 
 const node = (letters: number) => `node${"a".repeat(letters)}`;
@@ -74,8 +74,8 @@ Deno.test("managedByLabel() is a valid label value of at most 63 characters for 
   strictEqual(managedByLabel(node(49)), "external-provisioner-a3607ff1");
 });
 
-Deno.test("capacityLabels() and labelSelector(): the informer selects exactly these labels", () => {
-  const labels = capacityLabels("hostpath.csi.k8s.io", "node-a");
+Deno.test("nodeLabels() and labelSelector(): the informers select exactly these labels", () => {
+  const labels = nodeLabels("hostpath.csi.k8s.io", "node-a");
   deepStrictEqual(labels, {
     "csi.storage.k8s.io/drivername": "hostpath.csi.k8s.io",
     "csi.storage.k8s.io/managed-by": "external-provisioner-node-a",
