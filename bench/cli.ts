@@ -9,6 +9,9 @@
  *   --note TEXT     added to every scenario's notes (repeatable), e.g. how ours was built
  *   --nodes N, --claims M  the size of a scenario that takes one (fleet); others ignore them
  *   --minutes M     length of a timed scenario (soak: its claim stream; default its own)
+ *   --apiserver-profile DIR  fleet: a CPU profile of kube-apiserver over the burst's first
+ *                   50 s, one pprof file per run in DIR (profiling costs it some CPU: not
+ *                   for the runs whose figures are kept)
  */
 import { parseArgs } from "node:util";
 import { comparisonTable, type ScenarioResult } from "./report.ts";
@@ -26,6 +29,8 @@ export interface BenchArgs {
   claims?: number;
   /** --minutes: how long a timed scenario runs (soak), when given. */
   minutes?: number;
+  /** --apiserver-profile: where the fleet writes kube-apiserver's CPU profiles, when given. */
+  apiServerProfileDir?: string;
 }
 
 function positiveInteger(flag: string, value: string | undefined): number | undefined {
@@ -47,6 +52,7 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
       nodes: { type: "string" },
       claims: { type: "string" },
       minutes: { type: "string" },
+      "apiserver-profile": { type: "string" },
     },
   });
   const nodes = positiveInteger("nodes", values.nodes);
@@ -63,6 +69,9 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
     ...(nodes === undefined ? {} : { nodes }),
     ...(claims === undefined ? {} : { claims }),
     ...(minutes === undefined ? {} : { minutes }),
+    ...(values["apiserver-profile"] === undefined
+      ? {}
+      : { apiServerProfileDir: values["apiserver-profile"] }),
   };
 }
 

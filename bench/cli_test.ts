@@ -1,5 +1,6 @@
 import { deepStrictEqual, throws } from "node:assert/strict";
 import { parseBenchArgs } from "./cli.ts";
+import { RESULTS_PATH } from "./results_file.ts";
 import { selectScenarios } from "./main.ts";
 import { alternatingRuns } from "./scenario.ts";
 import { runPool } from "./workload.ts";
@@ -28,6 +29,16 @@ Deno.test("parseBenchArgs() reads scenario names, --runs, --results, --note and 
   });
   throws(() => parseBenchArgs(["--runs", "0"]), /positive integer/);
   throws(() => parseBenchArgs(["--minutes", "0"]), /positive number/);
+});
+
+Deno.test("parseBenchArgs() reads --apiserver-profile as the fleet's profile directory", () => {
+  deepStrictEqual(parseBenchArgs(["fleet", "--apiserver-profile", "/tmp/profiles"]), {
+    scenarios: ["fleet"],
+    runs: undefined,
+    resultsPath: RESULTS_PATH,
+    notes: [],
+    apiServerProfileDir: "/tmp/profiles",
+  });
 });
 
 Deno.test("selectScenarios() keeps table order and refuses unknown names", () => {

@@ -190,7 +190,13 @@ function runFleetScenario(options: ScenarioOptions): Promise<ScenarioResult> {
       metrics: METRIC,
       decimals: DECIMALS,
       measure: async (agent) => {
-        const sample = await runFleet(agent, { size, log: options.log });
+        const sample = await runFleet(agent, {
+          size,
+          log: options.log,
+          ...(options.apiServerProfileDir === undefined
+            ? {}
+            : { profileDir: options.apiServerProfileDir }),
+        });
         runs.push(describeRun(agent, sample));
         options.log(
           `[fleet] ${agent}: every pod scheduled after ${sample.scheduledS.toFixed(1)} s`,

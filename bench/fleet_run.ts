@@ -12,6 +12,7 @@ import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
 import { delay, waitFor, withTimeout } from "../tests/cluster/wait.ts";
 import { claimObject, createNamespace, podUsingClaim } from "../tests/cluster/workloads.ts";
 import { allCapacities } from "../tests/integration/capacity_support.ts";
+import { profileApiServer } from "./apiserver_profile.ts";
 import { launchAgent, type LaunchedAgent, waitAgentReady } from "./agent_runner.ts";
 import { watchClaimProgress } from "./claim_progress.ts";
 import { checkFleet, type FleetCheck } from "./fleet_check.ts";
@@ -67,7 +68,7 @@ export interface FleetSample {
 /** One run on a fresh cluster of `size.nodes` nodes. */
 export async function runFleet(
   kind: BenchAgent,
-  options: { size: FleetSize; log: (line: string) => void },
+  options: { size: FleetSize; log: (line: string) => void; profileDir?: string },
 ): Promise<FleetSample> {
   const cluster = await startCluster({
     nodes: options.size.nodes,
@@ -75,6 +76,8 @@ export async function runFleet(
     driverOptions: { verbosity: 2 },
     agent: "none",
     log: options.log,
+    // The harness turns /debug/pprof off; the last flag wins.
+    ...(options.profileDir === undefined ? {} : { apiServerArgs: ["--profiling=true"] }),
   });
   try {
     await createNamespace(cluster.admin, FLEET_NAMESPACE);
@@ -89,7 +92,7 @@ export async function runFleet(
 
 async function measureFleet(
   cluster: RunningCluster,
-  options: { kind: BenchAgent; size: FleetSize; log: (line: string) => void },
+  options: { kind: BenchAgent; size: FleetSize; log: (line: string) => void; profileDir?: string },
 ): Promise<FleetSample> {
   const { size, log } = options;
   const sample = () =>
@@ -107,11 +110,16 @@ async function measureFleet(
     await delay(SETTLE_MS);
     const atBurst = await sample();
     const start = performance.now();
+    const profile = options.profileDir === undefined ? undefined : profileApiServer(cluster, {
+      dir: options.profileDir,
+      name: `${options.kind}-${new Date().toISOString().replaceAll(":", "")}`,
+    }).catch((error: Error) => `none (${error.message})`);
     await createWorkload(cluster, size.claims);
     const bound = await withTimeout(progress.allBound, {
       timeoutMs: STEP_TIMEOUT_MS,
       description: "fleet: every claim Bound",
     });
+    if (profile !== undefined) log(`[fleet] kube-apiserver CPU profile: ${await profile}`);
     const atBound = await sample();
     const agentsRssAtBoundMiB = sumOver(agents, residentMiB);
     log(describeFleetMemory(cluster, agents));

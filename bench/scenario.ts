@@ -13,6 +13,8 @@ export interface ScenarioOptions {
   claims?: number;
   /** --minutes, for a scenario that runs for a time rather than a count (soak). */
   minutes?: number;
+  /** --apiserver-profile: where a scenario that can writes kube-apiserver's CPU profiles (fleet). */
+  apiServerProfileDir?: string;
 }
 
 export interface Scenario {
