@@ -10,8 +10,9 @@
  * --kubeconfig, --http-endpoint, --worker-threads, --kube-api-qps,
  * --kube-api-burst, NODE_NAME), so the burst harness measures it in the
  * agent's place:
- * - watches claims and PersistentVolumes, parsing every event, as an
- *   informer must;
+ * - watches claims, and its node's PersistentVolumes (by the agent's
+ *   labels, which it puts on its PVs), parsing every event, as an informer
+ *   must;
  * - for each claim selected to its node without a volume, with
  *   --worker-threads in flight: the Provisioning Event, CreateVolume, the PV,
  *   the ProvisioningSucceeded Event: what upstream sends per claim;
@@ -28,6 +29,7 @@ import type { CreateVolumeRequest, Volume } from "../../lib/csi/types.ts";
 import { loadCredentials } from "../../lib/kube/credentials.ts";
 import { createKubeRest, hasStatus, type KubeRest } from "../../lib/kube/rest.ts";
 import { createLogger } from "../../lib/log/logger.ts";
+import { labelSelector, nodeLabels } from "../../lib/model/labels.ts";
 import type { Claim } from "../../lib/model/objects.ts";
 import { parseQuantity } from "../../lib/model/quantity.ts";
 import { claimSubject } from "../../lib/provision/context.ts";
@@ -127,6 +129,8 @@ function persistentVolume(claim: ClaimObject, context: Context, volume: Volume, 
     kind: "PersistentVolume",
     metadata: {
       name: `pvc-${claim.metadata.uid}`,
+      // The agent's labels: its PV watch selects them, so other nodes are not sent this PV.
+      labels: nodeLabels(context.driver, context.node),
       annotations: { "pv.kubernetes.io/provisioned-by": context.driver },
       finalizers: ["external-provisioner.volume.kubernetes.io/finalizer"],
     },
@@ -204,14 +208,24 @@ async function provision(claim: ClaimObject, context: Context): Promise<void> {
  * seen whenever it ends (kube-apiserver closes a watch that falls behind in a
  * burst), from scratch after a 410; resolves when it is first open.
  */
-function watch(rest: KubeRest, path: string, onObject: (type: string, object: unknown) => void) {
+function watch(
+  rest: KubeRest,
+  path: string,
+  options: { labelSelector?: string; onObject: (type: string, object: unknown) => void },
+) {
+  const { onObject } = options;
   let resourceVersion: string | undefined;
   return new Promise<void>((opened, failed) => {
     const open = (): void => {
       void rest.stream({
         method: "GET",
         path,
-        query: { watch: true, allowWatchBookmarks: true, resourceVersion },
+        query: {
+          watch: true,
+          allowWatchBookmarks: true,
+          resourceVersion,
+          labelSelector: options.labelSelector,
+        },
       }, {
         signal: new AbortController().signal,
         inactivityMs: 3_600_000,
@@ -282,14 +296,20 @@ async function main(): Promise<void> {
   }
   const queue = new ClaimQueue();
   const handled = new Set<string>();
-  const claims = watch(context.rest, "/api/v1/persistentvolumeclaims", (type, object) => {
-    const claim = object as ClaimObject;
-    if (type === "DELETED" || claim.metadata?.annotations?.[SELECTED_NODE] !== node) return;
-    if (claim.spec.volumeName || handled.has(claim.metadata.uid)) return;
-    handled.add(claim.metadata.uid);
-    queue.push(claim);
+  const claims = watch(context.rest, "/api/v1/persistentvolumeclaims", {
+    onObject: (type, object) => {
+      const claim = object as ClaimObject;
+      if (type === "DELETED" || claim.metadata?.annotations?.[SELECTED_NODE] !== node) return;
+      if (claim.spec.volumeName || handled.has(claim.metadata.uid)) return;
+      handled.add(claim.metadata.uid);
+      queue.push(claim);
+    },
   });
-  const volumes = watch(context.rest, "/api/v1/persistentvolumes", () => {});
+  // Only this node's PVs, as the agent's labelled watch (its unlabelled one is empty in a fleet).
+  const volumes = watch(context.rest, "/api/v1/persistentvolumes", {
+    labelSelector: labelSelector(nodeLabels(context.driver, node)),
+    onObject: () => {},
+  });
   await Promise.all([claims, volumes]);
   console.error(READY_LINE);
   // One retry rule for every failure: the claim again after a second.
