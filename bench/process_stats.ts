@@ -18,16 +18,31 @@ export function peakResidentMiB(pid: number): number {
   return statusKiB(pid, "VmHWM") / 1024;
 }
 
+/** /proc/<pid>/stat's fields after the parenthesized command: field N (1-based) is [N - 3]. */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
 /**
  * CPU seconds (user + system) the process has used so far, all threads
  * included. The kernel counts in clock ticks of 10 ms (USER_HZ = 100).
  */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // Fields after the parenthesized command; utime and stime are fields 14 and 15 (1-based).
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const fields = statFields(pid);
+  // utime and stime are fields 14 and 15.
   const ticks = Number(fields[11]) + Number(fields[12]);
   return ticks / 100;
+}
+
+/**
+ * Page faults of the process so far, all threads included (minflt and
+ * majflt, fields 10 and 12): minor ones map a page already in memory (for
+ * the executable: in the page cache), major ones wait for the disk.
+ */
+export function pageFaults(pid: number): { minor: number; major: number } {
+  const fields = statFields(pid);
+  return { minor: Number(fields[7]), major: Number(fields[9]) };
 }
 
 /**

@@ -14,7 +14,13 @@ import { launchAgent, waitAgentReady } from "./agent_runner.ts";
 import { runScenarios } from "./cli.ts";
 import { describeBenchBinaries } from "./binaries.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
-import { cpuSeconds, cpuSecondsFine, residentMiB, residentSplitMiB } from "./process_stats.ts";
+import {
+  cpuSeconds,
+  cpuSecondsFine,
+  pageFaults,
+  residentMiB,
+  residentSplitMiB,
+} from "./process_stats.ts";
 import type { BenchAgent, ScenarioResult } from "./report.ts";
 import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
 
@@ -25,6 +31,8 @@ const METRIC = {
   ready: "start → ready (ms)",
   cpu: "agent CPU, start → ready (ms)",
   cpuFine: "agent CPU, start → ready, scheduler clock (ms)",
+  minorFaults: "page faults, start → ready: minor (a page in memory mapped)",
+  majorFaults: "page faults, start → ready: major (read from disk)",
   rss: "RSS after ready + 10 s idle (MiB)",
   anonymous: "… of it anonymous memory: heaps, stacks (MiB)",
   file: "… of it pages of mapped files: the executable (MiB)",
@@ -36,6 +44,8 @@ const DECIMALS: Record<MetricKey, number> = {
   ready: 0,
   cpu: 0,
   cpuFine: 1,
+  minorFaults: 0,
+  majorFaults: 0,
   rss: 1,
   anonymous: 1,
   file: 1,
@@ -51,12 +61,15 @@ export async function measureStartup(
     const ready = await waitAgentReady(launched, { timeoutMs: 60_000 });
     const cpuAtReady = cpuSeconds(launched.pid);
     const cpuFineAtReady = cpuSecondsFine(launched.pid);
+    const faultsAtReady = pageFaults(launched.pid);
     await delay(IDLE_MS);
     return {
       http: ready.httpMs,
       ready: ready.readyMs,
       cpu: cpuAtReady * 1000,
       cpuFine: cpuFineAtReady * 1000,
+      minorFaults: faultsAtReady.minor,
+      majorFaults: faultsAtReady.major,
       rss: residentMiB(launched.pid),
       ...residentSplitMiB(launched.pid),
     };
@@ -78,7 +91,8 @@ const NOTES = [
   "timed by GET /readyz every 5 ms, which made it serve about 20 probes during its start-up.",
   "CPU: user+sys from /proc/<pid>/stat at ready (10 ms ticks). CPU, scheduler clock: the " +
   "run time of the process's threads alive at ready, summed from /proc/<pid>/task/*/schedstat " +
-  "(nanoseconds; added 2026-11-23, since a start-up of 40 ms is 4 ticks). RSS: VmRSS 10 s " +
+  "(nanoseconds; added 2026-11-23, since a start-up of 40 ms is 4 ticks). Page faults: minflt " +
+  "and majflt of /proc/<pid>/stat at ready (added 2026-11-25). RSS: VmRSS 10 s " +
   "after ready, and split by what backs it (/proc/<pid>/smaps_rollup: Anonymous, and the rest " +
   "of Rss). Each start runs a fresh, synced copy of the agent's binary (bench/page_cache.ts), the " +
   "same state at every start: the file pages a process maps depend on the page " +
