@@ -20,8 +20,16 @@ import { informerRestarts, report, seconds } from "./control_plane.ts";
 
 const NAMESPACE = "stalled-watch";
 const IDLE_S = 20;
-/** The informers of an agent without capacity on a driver that does not attach. */
-const WATCHES = ["persistentvolumeclaims", "persistentvolumes", "storageclasses"];
+/**
+ * The watches of an agent without capacity on a driver that does not attach:
+ * PVs twice, its node's labelled ones and the unlabelled ones.
+ */
+const WATCHES = [
+  "persistentvolumeclaims",
+  "persistentvolumes (this node's labels)",
+  "persistentvolumes (unlabelled)",
+  "storageclasses",
+];
 
 Deno.test("a stalled watch is detected within the idle timeout and relisted; the claim created meanwhile is provisioned", async () => {
   await using cluster = await startCluster({ nodes: 1 });
@@ -52,7 +60,7 @@ Deno.test("a stalled watch is detected within the idle timeout and relisted; the
       if (candidate.connections.size === WATCHES.length) return candidate;
       candidate.release();
       return undefined;
-    }, { description: "the agent's three watches open", intervalMs: 200 });
+    }, { description: `the agent's ${WATCHES.length} watches open`, intervalMs: 200 });
     const stalledAt = performance.now();
     await claim("during");
 
