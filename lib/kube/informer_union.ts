@@ -9,7 +9,7 @@
  * then added again; they only enqueue keys, and a worker in that gap finds
  * no object, as after any deletion).
  */
-import type { InformerHealth, RestartReason } from "./informer_health.ts";
+import { type InformerHealth, RESTART_REASONS, type RestartReason } from "./informer_health.ts";
 import type { CacheChange, Informer } from "./informer.ts";
 
 export class InformerUnion<T> {
@@ -64,12 +64,9 @@ export class InformerUnion<T> {
     const lastEventAt = earliest(parts.map((part) => part.lastEventAt));
     const failing = parts.flatMap((part) => part.failingSince ?? []);
     const lastError = parts.find((part) => part.lastError !== undefined)?.lastError;
-    const restarts = { error: 0, expired: 0, idle_timeout: 0, stream_end: 0 };
-    for (const part of parts) {
-      for (const reason of Object.keys(restarts) as RestartReason[]) {
-        restarts[reason] += part.restarts[reason];
-      }
-    }
+    const restarts = Object.fromEntries(
+      RESTART_REASONS.map((reason) => [reason, sum(parts.map((part) => part.restarts[reason]))]),
+    ) as Record<RestartReason, number>;
     return {
       resource: this.#resource,
       synced: parts.every((part) => part.synced),
@@ -122,4 +119,8 @@ export class InformerUnion<T> {
     }
     if (failures.length > 0) throw failures[0];
   }
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
 }

@@ -178,6 +178,7 @@ Deno.test("the PV cache is not synced, nor up, until both watches are", async ()
   const health = caches.volumes.health();
   deepStrictEqual([caches.volumes.hasSynced(), health.synced, health.up], [false, false, false]);
   strictEqual(health.lastError, "connection refused");
+  deepStrictEqual(health.restarts, { error: 1, expired: 0, idle_timeout: 0, stream_end: 0 });
   strictEqual(typeof health.failingSince, "number");
   stop.abort();
   await running;
