@@ -53,7 +53,10 @@ const REDACT = {
 /** Creates the root logger. */
 export function createLogger(options: LoggerOptions): Logger {
   const level = levelForVerbosity(options.verbosity);
-  const sink = options.sink ?? pino.destination({ fd: 2, sync: true });
+  // `dest`, not `fd`: pino.destination() reads `dest` and, without it, evaluates
+  // process.stdout.fd (pino.js, destination()), which under Bun builds the
+  // stdout stream at start-up for a logger that never writes to it.
+  const sink = options.sink ?? pino.destination({ dest: 2, sync: true });
   if (options.format === undefined) {
     return pino<"notice">({
       level,
