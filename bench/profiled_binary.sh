@@ -4,8 +4,10 @@
 # the same bundle as plain JavaScript for bench/cpu_profile.ts --bundle:
 #
 #   dir=/tmp/csi-node-provisioner-prof; mkdir -p $dir
-#   node_modules/.bin/bun build --compile --bytecode main.ts --outfile $dir/agent
-#   node_modules/.bin/bun build --target=bun --format=cjs main.ts --outfile $dir/agent.js
+#   node_modules/.bin/bun build --compile --bytecode --format=esm --splitting \
+#     main.ts --outfile $dir/agent
+#   node_modules/.bin/bun build --target=bun --format=esm --splitting main.ts --outdir $dir/js
+#   mv $dir/js/main.js $dir/agent.js
 #   CSI_NODE_PROVISIONER_BIN=bench/profiled_binary.sh \
 #     deno task bench:burst -- --runs 1 --results /tmp/profiled.md
 #   deno run -A bench/cpu_profile.ts --bundle $dir/agent.js $dir/CPU.*.cpuprofile

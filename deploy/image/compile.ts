@@ -17,6 +17,13 @@ import { binaryPath, hostPlatform, type Platform, PLATFORMS } from "./platforms.
 /**
  * The flags of every build. --bytecode adds 6.5 MiB but halves the time to
  * the first line of output (0.06 s against 0.12 s for --version, median of 7).
+ * --format=esm with --splitting puts what the agent imports lazily
+ * (@kubernetes/client-node for exec-plugin kubeconfigs, js-yaml) in chunks of
+ * their own inside the executable, loaded when first imported; as one
+ * CommonJS bundle, all of its bytecode was loaded at every start (client-node
+ * with its dependencies adds 10 MB to an executable and 6.7 ms of CPU before a
+ * compiled hello world's first line): the agent's --version took 25.4 ms of
+ * CPU against 22.8 ms split (median of 9 starts of fresh copies).
  * A compiled Bun program would otherwise read .env and bunfig.toml from its
  * working directory at start-up; the agent takes its settings from flags and
  * its pod's environment only.
@@ -30,6 +37,8 @@ export function bunBuildArgs(
     "--compile",
     "--minify",
     "--bytecode",
+    "--format=esm",
+    "--splitting",
     "--no-compile-autoload-dotenv",
     "--no-compile-autoload-bunfig",
     `--target=${platform.bunTarget}`,

@@ -9,6 +9,8 @@
  * CREATE_DELETE_VOLUME are faults the hostpath driver cannot produce.
  */
 import { ok, strictEqual } from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { startCluster } from "../cluster/cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { currentCommit, readBuildInfo } from "../../deploy/image/build_info.ts";
@@ -39,6 +41,19 @@ Deno.test("the compiled binary against a real driver process and a real API serv
         ok(metrics.includes("process_resident_memory_bytes"), "process metrics are exported");
         // klog's text format, the default: the message is quoted after the header.
         ok(running.log().includes('] "Connected to CSI driver'), running.log());
+      } finally {
+        await cleanUp(running);
+      }
+    },
+  );
+
+  await t.step(
+    "the compiled binary takes its token from an exec plugin (client-node, loaded only then)",
+    async () => {
+      const running = await startAgent(cluster, { kubeconfig: execPluginKubeconfig });
+      try {
+        // Ready means its informers listed and watched with the plugin's token.
+        await waitReady(running);
       } finally {
         await cleanUp(running);
       }
@@ -138,3 +153,33 @@ Deno.test("the compiled binary prints its version, its commit and its generated 
   strictEqual(help.code, 0);
   ok(new TextDecoder().decode(help.stdout).includes("--capacity-ownerref-level int"));
 });
+
+/**
+ * The token kubeconfig rewritten so that its user runs an exec plugin (a shell
+ * script printing an ExecCredential with the same token) instead: the path the
+ * agent hands to @kubernetes/client-node, which the binary loads from a chunk
+ * of its own only for such kubeconfigs (deploy/image/compile.ts).
+ */
+function execPluginKubeconfig(tokenKubeconfig: string, dir: string): string {
+  const config = JSON.parse(readFileSync(tokenKubeconfig, "utf8"));
+  const user = config.users[0].user;
+  const credential = {
+    apiVersion: "client.authentication.k8s.io/v1",
+    kind: "ExecCredential",
+    status: { token: user.token },
+  };
+  const plugin = join(dir, "credential-plugin.sh");
+  writeFileSync(plugin, `#!/bin/sh\nprintf '%s' '${JSON.stringify(credential)}'\n`, {
+    mode: 0o700,
+  });
+  config.users[0].user = {
+    exec: {
+      apiVersion: "client.authentication.k8s.io/v1",
+      command: plugin,
+      interactiveMode: "Never",
+    },
+  };
+  const path = join(dir, "exec-kubeconfig");
+  writeFileSync(path, JSON.stringify(config));
+  return path;
+}

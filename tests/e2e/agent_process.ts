@@ -29,7 +29,12 @@ export function requireBinary(): void {
 
 export async function startAgent(
   cluster: RunningCluster,
-  options: { driverOverrides?: Partial<SpawnOptions>; args?: string[] } = {},
+  options: {
+    driverOverrides?: Partial<SpawnOptions>;
+    args?: string[];
+    /** Builds the kubeconfig from the agent's own (token) kubeconfig, in the start's directory. */
+    kubeconfig?: (tokenKubeconfig: string, dir: string) => string;
+  } = {},
 ): Promise<Running> {
   requireBinary();
   const dir = mkdtempSync(join(tmpdir(), "agent-e2e-"));
@@ -41,6 +46,8 @@ export async function startAgent(
     ...options.driverOverrides,
   });
   const port = freeLoopbackPort();
+  const tokenKubeconfig = await agentKubeconfig(cluster);
+  const kubeconfig = options.kubeconfig?.(tokenKubeconfig, dir) ?? tokenKubeconfig;
   const logFile = join(dir, "agent.log");
   const agent = spawnLogged({
     name: "csi-node-provisioner",
@@ -50,7 +57,7 @@ export async function startAgent(
       `--csi-address=${join(dir, "csi.sock")}`,
       `--http-endpoint=127.0.0.1:${port}`,
       "-v=5",
-      `--kubeconfig=${await agentKubeconfig(cluster)}`,
+      `--kubeconfig=${kubeconfig}`,
       ...(options.args ?? []),
     ],
     logFile,
