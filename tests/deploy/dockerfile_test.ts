@@ -10,7 +10,7 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { imageLabels, readBuildInfo } from "../../deploy/image/build_info.ts";
@@ -172,8 +172,10 @@ Deno.test("replaying the build stage on exactly the copied files stages the imag
     for (const source of copiedSources(all)) {
       cpSync(join(REPO_ROOT, source), join(dir, source), { recursive: true });
     }
-    // What `npm install` makes from the same lock file.
-    symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
+    // What `npm install` makes from the same lock file: a directory inside the build context. Not
+    // a symlink out of it: the bundler names the binary's chunks by the modules' paths relative to
+    // the entry point's directory, so a node_modules elsewhere builds other bytes.
+    await run("cp", ["-a", join(REPO_ROOT, "node_modules"), join(dir, "node_modules")]);
     const env = [
       `REVISION=${build.info.commit}`,
       `SOURCE_DATE_EPOCH=${build.info.epochSeconds}`,
