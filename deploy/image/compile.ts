@@ -44,7 +44,7 @@ export function bunBuildArgs(
     `--target=${platform.bunTarget}`,
     `--define=CSI_NODE_PROVISIONER_COMMIT=${JSON.stringify(options.commit)}`,
     // An ESM bundle spells out each CommonJS module's __dirname as the absolute path it was
-    // built from (grpc-js's channelz reads it); the executable's own value keeps the build
+    // built from (grpc-js's channelz and orca read it); the executable's own value keeps the build
     // reproducible from any checkout and the builder's paths out of the binary.
     `--define=__dirname=${JSON.stringify("/$bunfs/root")}`,
     options.entry ?? "main.ts",
