@@ -56,8 +56,8 @@ import { waitForSync } from "./lib/runtime/synced.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
 import { Heartbeat, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
 import { Lifecycle } from "./lib/runtime/lifecycle.ts";
-import { PeriodicCollection } from "./lib/runtime/collection.ts";
-import { fullCollection } from "./lib/runtime/platform.ts";
+import { type CollectionReport, PeriodicCollection } from "./lib/runtime/collection.ts";
+import { footprintShrink, fullCollection } from "./lib/runtime/platform.ts";
 import { writeTerminationLog } from "./lib/runtime/termination_log.ts";
 import { VERSION, versionText } from "./lib/runtime/version.ts";
 
@@ -186,9 +186,9 @@ function assemble(config: Config, logger: Logger): Agent {
 function periodicCollection(logger: Logger): PeriodicCollection | undefined {
   const collect = fullCollection();
   if (collect === undefined) return undefined;
-  const onCollected = ({ ms }: { ms: number }) =>
-    logger.debug({ ms: Math.round(ms * 10) / 10 }, "Full garbage collection");
-  return new PeriodicCollection({ collect, onCollected });
+  const onCollected = ({ ms, kind }: CollectionReport) =>
+    logger.debug({ ms: Math.round(ms * 10) / 10, kind }, "Full garbage collection");
+  return new PeriodicCollection({ collect, shrink: footprintShrink(), onCollected });
 }
 
 /** Start-up refusals of --enable-capacity that only the driver's answers reveal. */

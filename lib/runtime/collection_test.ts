@@ -27,3 +27,52 @@ Deno.test("PeriodicCollection.run() returns at once on an aborted signal", async
   await collection.run(AbortSignal.abort());
   deepStrictEqual(collections, 0);
 });
+
+Deno.test("PeriodicCollection shrinks the footprint on every Nth collection and says which it did", async () => {
+  const done: string[] = [];
+  const reports: CollectionReport[] = [];
+  const collection = new PeriodicCollection({
+    collect: () => done.push("collect"),
+    shrink: () => done.push("shrink"),
+    shrinkEvery: 3,
+    periodMs: 2,
+    onCollected: (report) => reports.push(report),
+  });
+  const stop = new AbortController();
+  const running = collection.run(stop.signal);
+  while (done.length < 6) await new Promise((resolve) => setTimeout(resolve, 2));
+  stop.abort();
+  await running;
+  deepStrictEqual(done.slice(0, 6), [
+    "collect",
+    "collect",
+    "shrink",
+    "collect",
+    "collect",
+    "shrink",
+  ]);
+  deepStrictEqual(reports.slice(0, 6).map((report) => report.kind), [
+    "collection",
+    "collection",
+    "shrink",
+    "collection",
+    "collection",
+    "shrink",
+  ]);
+});
+
+Deno.test("PeriodicCollection only collects where the runtime has no shrink", async () => {
+  const reports: CollectionReport[] = [];
+  const collection = new PeriodicCollection({
+    collect: () => {},
+    shrinkEvery: 1,
+    periodMs: 1,
+    onCollected: (report) => reports.push(report),
+  });
+  const stop = new AbortController();
+  const running = collection.run(stop.signal);
+  while (reports.length < 2) await new Promise((resolve) => setTimeout(resolve, 2));
+  stop.abort();
+  await running;
+  deepStrictEqual(reports.every((report) => report.kind === "collection"), true);
+});

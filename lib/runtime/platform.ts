@@ -51,6 +51,17 @@ export function fullCollection(): (() => void) | undefined {
   return typeof gc === "function" ? () => gc() : undefined;
 }
 
+/**
+ * A shrink of the whole footprint, or undefined where the runtime offers
+ * none: Bun.shrink() collects the heap in full, discards JIT-compiled code
+ * and returns the native allocator's free pages to the kernel
+ * (JavaScriptCore's VM::shrinkFootprintWhenIdle, runtime/VM.cpp).
+ */
+export function footprintShrink(): (() => void) | undefined {
+  const bun = (globalThis as { Bun?: { shrink(): void } }).Bun;
+  return bun === undefined ? undefined : () => bun.shrink();
+}
+
 /** Splits "host:port", ":port" or "[v6]:port"; an empty host listens on every interface. */
 export function splitHostPort(endpoint: string): { hostname: string; port: number } {
   const at = endpoint.lastIndexOf(":");

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { fullCollection, serveHttp, splitHostPort } from "./platform.ts";
+import { footprintShrink, fullCollection, serveHttp, splitHostPort } from "./platform.ts";
 
 Deno.test("splitHostPort() understands host:port, :port and [v6]:port", () => {
   deepStrictEqual(splitHostPort("127.0.0.1:8080"), { hostname: "127.0.0.1", port: 8080 });
@@ -26,6 +26,19 @@ Deno.test("fullCollection() is Bun.gc(true) under Bun, and none under Deno witho
     const collect = fullCollection();
     collect?.();
     deepStrictEqual(calls, [true], "a forced, synchronous full collection");
+  } finally {
+    delete global.Bun;
+  }
+});
+
+Deno.test("footprintShrink() is Bun.shrink() under Bun, and none under Deno", () => {
+  strictEqual(footprintShrink(), undefined);
+  let shrinks = 0;
+  const global = globalThis as { Bun?: unknown };
+  global.Bun = { shrink: () => shrinks++ };
+  try {
+    footprintShrink()?.();
+    strictEqual(shrinks, 1);
   } finally {
     delete global.Bun;
   }
