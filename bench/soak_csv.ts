@@ -4,7 +4,8 @@
  *   deno run -A bench/soak_csv.ts [bench/results/latest.md] > soak.csv
  *
  * One line per sample: the series (agent, run, node), seconds since the
- * stream started, VmRSS MiB, open fds, CSI connections, threads and the
+ * stream started, VmRSS MiB (and its anonymous and file parts), open fds,
+ * CSI connections, threads, CPU seconds since the process started and the
  * agent's /metrics gauges (blank where the agent has none).
  */
 import { parseResults, RESULTS_PATH } from "./results_file.ts";

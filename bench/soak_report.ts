@@ -46,6 +46,18 @@ const ROWS: readonly {
     decimals: 2,
     value: (o, w) => rssTrend(o.samples, w, (s) => s.rssFileMiB).driftPercent,
   },
+  {
+    // What the agent spends to keep the line flat shows here: a periodic
+    // collection or shrink is CPU, so drift alone would not tell the whole cost.
+    metric: "CPU over the stream (s)",
+    decimals: 1,
+    value: (o) => last(o).cpuS - first(o).cpuS,
+  },
+  {
+    metric: "… of it after warm-up (s)",
+    decimals: 1,
+    value: (o, w) => last(o).cpuS - sampleAtOrAfter(o.samples, w).cpuS,
+  },
   ...rangeRows("open file descriptors", (s) => s.fds),
   ...rangeRows("CSI connections", (s) => s.csi),
   { metric: "threads at the end", decimals: 0, value: (o) => last(o).threads },
@@ -84,6 +96,12 @@ const GAUGE_ROWS: readonly { gauge: string; label: string; scale: number; decima
     decimals: 1,
   },
 ];
+
+function first(outcome: SoakRunOutcome): SoakSample {
+  const sample = outcome.samples[0];
+  if (sample === undefined) throw new RangeError(`no samples on ${outcome.node}`);
+  return sample;
+}
 
 function last(outcome: SoakRunOutcome): SoakSample {
   const sample = outcome.samples.at(-1);

@@ -5,7 +5,8 @@ import type { SoakSample } from "./soak_series.ts";
 
 function outcome(node: string, gauges: (t: number) => Record<string, number>): SoakRunOutcome {
   // RSS 50 during warm-up (t < 30), then 100, 101, 102: 240 MiB/h, 2 % drift; of it,
-  // anonymous 40, 40, 50, 51, 52 (4 % drift) and file pages 10, 10, 50, 50, 50 (flat).
+  // anonymous 40, 40, 50, 51, 52 (4 % drift) and file pages 10, 10, 50, 50, 50 (flat);
+  // CPU 1 s at the start, 4 at the end of warm-up and 9 at the end.
   const rss = [50, 50, 100, 101, 102];
   const samples: SoakSample[] = rss.map((rssMiB, index) => ({
     t: index * 15,
@@ -15,6 +16,7 @@ function outcome(node: string, gauges: (t: number) => Record<string, number>): S
     fds: [20, 22, 21, 25, 23][index]!,
     csi: 1,
     threads: 8 + index,
+    cpuS: [1, 2, 4, 6, 9][index]!,
     gauges: gauges(index * 15),
   }));
   return {
@@ -48,6 +50,8 @@ Deno.test("soakMetrics() reads RSS at warm-up end and end, the trend, ranges and
   strictEqual(Math.round(row(metrics, "RSS drift").ours[0]! * 100) / 100, 2);
   strictEqual(Math.round(row(metrics, "… drift of its anonymous part").ours[0]! * 100) / 100, 4);
   strictEqual(Math.round(row(metrics, "… drift of its file-backed part").ours[0]! * 100) / 100, 0);
+  deepStrictEqual(row(metrics, "CPU over the stream").ours, [8]);
+  deepStrictEqual(row(metrics, "… of it after warm-up").upstream, [5]);
   deepStrictEqual(row(metrics, "open file descriptors: min").ours, [20]);
   deepStrictEqual(row(metrics, "open file descriptors: max").ours, [25]);
   deepStrictEqual(row(metrics, "open file descriptors: end").ours, [23]);

@@ -1,12 +1,12 @@
 /**
  * Reads each soak agent every interval on an absolute schedule: VmRSS (and
  * its anonymous and file-backed parts), open
- * fds, threads, CSI connections (soak_proc.ts) and the gauges of its own
+ * fds, threads, CPU seconds, CSI connections (soak_proc.ts) and the gauges of its own
  * /metrics that stand for timers or goroutines.
  */
 import { delay } from "../tests/cluster/wait.ts";
 import { parsePrometheusText } from "./api_metrics.ts";
-import { residentMiB, residentSplitMiB } from "./process_stats.ts";
+import { cpuSeconds, residentMiB, residentSplitMiB } from "./process_stats.ts";
 import { csiConnectionCount, openFdCount, threadCount } from "./soak_proc.ts";
 import type { SoakSample } from "./soak_series.ts";
 
@@ -57,6 +57,7 @@ export async function readAgent(agent: SampledAgent, t: number): Promise<SoakSam
     fds: openFdCount(agent.pid),
     csi,
     threads: threadCount(agent.pid),
+    cpuS: cpuSeconds(agent.pid),
     gauges,
   };
 }

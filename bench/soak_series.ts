@@ -19,6 +19,8 @@ export interface SoakSample {
   /** Connections to its CSI driver's socket. */
   csi: number;
   threads: number;
+  /** CPU seconds (user + system, all threads) the process has used since it started. */
+  cpuS: number;
   /** The gauges of its /metrics that it exposes (e.g. go_goroutines), by name. */
   gauges: Record<string, number>;
 }
@@ -93,7 +95,16 @@ export function minMaxEnd(values: readonly number[]): { min: number; max: number
 /** A series as columns (one array per field, gauges by name): compact in JSON. */
 export type SeriesColumns = Record<string, number[]>;
 
-const BASE_FIELDS = ["t", "rssMiB", "rssAnonMiB", "rssFileMiB", "fds", "csi", "threads"] as const;
+const BASE_FIELDS = [
+  "t",
+  "rssMiB",
+  "rssAnonMiB",
+  "rssFileMiB",
+  "fds",
+  "csi",
+  "threads",
+  "cpuS",
+] as const;
 
 export function seriesColumns(samples: readonly SoakSample[]): SeriesColumns {
   const gauges = [...new Set(samples.flatMap((sample) => Object.keys(sample.gauges)))].sort();

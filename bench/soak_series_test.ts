@@ -18,6 +18,7 @@ function sample(t: number, rssMiB: number, gauges: Record<string, number> = {}):
     fds: 20,
     csi: 1,
     threads: 8,
+    cpuS: t / 10,
     gauges,
   };
 }
@@ -87,6 +88,7 @@ Deno.test("seriesColumns() and seriesCsv() keep every field and gauge, blanks wh
     fds: [20, 20],
     csi: [1, 1],
     threads: [8, 8],
+    cpuS: [0, 1.5],
     nodejs_heap: [NaN, 5],
   });
   const upstream = seriesColumns([sample(0, 60, { go_goroutines: 268 })]);
@@ -94,10 +96,10 @@ Deno.test("seriesColumns() and seriesCsv() keep every field and gauge, blanks wh
   strictEqual(
     csv,
     [
-      "series,t,rssMiB,rssAnonMiB,rssFileMiB,fds,csi,threads,nodejs_heap,go_goroutines",
-      '"ours run 1",0,80,30,50,20,1,8,,',
-      '"ours run 1",15,81.3,31.3,50,20,1,8,5,',
-      '"upstream run 1",0,60,10,50,20,1,8,,268',
+      "series,t,rssMiB,rssAnonMiB,rssFileMiB,fds,csi,threads,cpuS,nodejs_heap,go_goroutines",
+      '"ours run 1",0,80,30,50,20,1,8,0,,',
+      '"ours run 1",15,81.3,31.3,50,20,1,8,1.5,5,',
+      '"upstream run 1",0,60,10,50,20,1,8,0,,268',
       "",
     ].join("\n"),
   );
