@@ -4,6 +4,7 @@ import type { Claim, VolumeSnapshot } from "../model/objects.ts";
 import type { SweepApi } from "./ports.ts";
 import { SnapshotSweep } from "./snapshot_sweep.ts";
 import { claim, volumeSnapshot } from "../../tests/builders/provision.ts";
+import { runUntil } from "../../tests/fakes/async.ts";
 
 const PROTECTION = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
 const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
@@ -36,14 +37,6 @@ function sweepWorld(options: { served?: boolean[]; mayList?: boolean; claims?: C
     logger: quiet,
   }, { intervalMs: 5 });
   return { sweep, writes, cacheRuns: () => cacheRuns };
-}
-
-async function runUntil(sweep: SnapshotSweep, done: () => boolean): Promise<void> {
-  const stop = new AbortController();
-  const running = sweep.run(stop.signal);
-  while (!done()) await new Promise((resolve) => setTimeout(resolve, 2));
-  stop.abort();
-  await running;
 }
 
 Deno.test("run() waits for the VolumeSnapshot API, then removes an orphan at its second sweep", async () => {

@@ -1,4 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
+import { runUntil } from "../../tests/fakes/async.ts";
 import { type CollectionReport, PeriodicCollection } from "./collection.ts";
 
 Deno.test("PeriodicCollection collects every period until the signal aborts, and reports each", async () => {
@@ -9,11 +10,7 @@ Deno.test("PeriodicCollection collects every period until the signal aborts, and
     periodMs: 5,
     onCollected: (report) => reports.push(report),
   });
-  const stop = new AbortController();
-  const running = collection.run(stop.signal);
-  while (collections < 3) await new Promise((resolve) => setTimeout(resolve, 5));
-  stop.abort();
-  await running;
+  await runUntil(collection, () => collections >= 3);
   const seen = collections;
   await new Promise((resolve) => setTimeout(resolve, 20));
   deepStrictEqual(collections, seen, "no collection after the abort");
@@ -38,11 +35,7 @@ Deno.test("PeriodicCollection shrinks the footprint on every Nth collection and 
     periodMs: 2,
     onCollected: (report) => reports.push(report),
   });
-  const stop = new AbortController();
-  const running = collection.run(stop.signal);
-  while (done.length < 6) await new Promise((resolve) => setTimeout(resolve, 2));
-  stop.abort();
-  await running;
+  await runUntil(collection, () => done.length >= 6);
   deepStrictEqual(done.slice(0, 6), [
     "collect",
     "collect",
@@ -69,10 +62,6 @@ Deno.test("PeriodicCollection only collects where the runtime has no shrink", as
     periodMs: 1,
     onCollected: (report) => reports.push(report),
   });
-  const stop = new AbortController();
-  const running = collection.run(stop.signal);
-  while (reports.length < 2) await new Promise((resolve) => setTimeout(resolve, 2));
-  stop.abort();
-  await running;
+  await runUntil(collection, () => reports.length >= 2);
   deepStrictEqual(reports.every((report) => report.kind === "collection"), true);
 });

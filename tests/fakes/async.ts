@@ -1,4 +1,4 @@
-/** Helpers for the queue's tests: observing promises without waiting on them. */
+/** Helpers for unit tests of asynchronous code: observing promises, running background loops. */
 
 /** What peek() returns for a promise that has not settled yet. */
 export const PENDING: unique symbol = Symbol("pending");
@@ -32,4 +32,19 @@ export async function flush(rounds = 3): Promise<void> {
   for (let round = 0; round < rounds; round++) {
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
+}
+
+/**
+ * Runs a background loop (anything with run(signal)) until `done()` holds,
+ * then aborts it and waits for run() to return.
+ */
+export async function runUntil(
+  loop: { run(signal: AbortSignal): Promise<void> },
+  done: () => boolean,
+): Promise<void> {
+  const stop = new AbortController();
+  const running = loop.run(stop.signal);
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 2));
+  stop.abort();
+  await running;
 }
