@@ -1,8 +1,8 @@
 /**
  * Reads each soak agent every interval on an absolute schedule: VmRSS (and
- * its anonymous and file-backed parts), open
- * fds, threads, CPU seconds, CSI connections (soak_proc.ts) and the gauges of its own
- * /metrics that stand for timers or goroutines.
+ * its anonymous and file-backed parts), open fds, threads, CPU seconds, CSI
+ * connections (soak_proc.ts) and the gauges of its own /metrics that stand
+ * for timers or goroutines.
  */
 import { delay } from "../tests/cluster/wait.ts";
 import { parsePrometheusText } from "./api_metrics.ts";
