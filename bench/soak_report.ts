@@ -51,7 +51,7 @@ const ROWS: readonly {
     // collection or shrink is CPU, so drift alone would not tell the whole cost.
     metric: "CPU over the stream (s)",
     decimals: 1,
-    value: (o) => last(o).cpuS - first(o).cpuS,
+    value: (o) => last(o).cpuS - sampleAtOrAfter(o.samples, 0).cpuS,
   },
   {
     metric: "… of it after warm-up (s)",
@@ -96,12 +96,6 @@ const GAUGE_ROWS: readonly { gauge: string; label: string; scale: number; decima
     decimals: 1,
   },
 ];
-
-function first(outcome: SoakRunOutcome): SoakSample {
-  const sample = outcome.samples[0];
-  if (sample === undefined) throw new RangeError(`no samples on ${outcome.node}`);
-  return sample;
-}
 
 function last(outcome: SoakRunOutcome): SoakSample {
   const sample = outcome.samples.at(-1);

@@ -26,7 +26,8 @@
  * every 2 minutes, −0.3% every 6 and −2.6% every 10; CPU over the 30
  * minutes 28.0, 36.5, 31.3 and 30.1 s, since the discarded code is compiled
  * again. Every 6 minutes keeps the line flat for about a tenth more CPU
- * under constant churn, and the re-compiling costs nothing on an idle node.
+ * under constant churn; on an idle node the cost did not show (14 minutes
+ * idle: 1.04 s of CPU, shrinks included, against upstream's 1.38 s).
  */
 import { sleep } from "./sleep.ts";
 
