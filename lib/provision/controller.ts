@@ -155,18 +155,8 @@ export class ProvisionController {
       prefix: this.#options.prepare.volumeNamePrefix,
       uuidLength: this.#options.prepare.volumeNameUuidLength,
     });
-    if (volumeName.ok && this.#deps.caches.volumes.get(volumeName.value) !== undefined) {
-      this.#deps.logger.debug(
-        { claim: key, pv: volumeName.value },
-        "PV already exists, nothing to provision",
-      );
-      return DONE;
-    }
-    if (volumeName.ok && this.#deps.saver.holds(volumeName.value)) {
-      // It saves the PV (the claim then binds) or deletes the volume and queues the claim again.
-      this.#deps.logger.debug({ claim: key, pv: volumeName.value }, "PV is with the PV saver");
-      return DONE;
-    }
+    const underway = volumeName.ok ? this.#underway(key, volumeName.value) : undefined;
+    if (underway !== undefined) return underway;
     const attempt = new Attempt(this.#deps, this.#options, { key, claim, storageClass });
     // As upstream's provisionClaimOperation: every attempt is announced, before
     // the checks that may refuse it, so the user sees it next to the Warning.
@@ -200,6 +190,29 @@ export class ProvisionController {
     }
     this.#slow.forget(claim.metadata.uid);
     return DONE;
+  }
+
+  /** What to do instead of provisioning when the claim's PV exists or is being saved. */
+  #underway(key: string, pvName: string): HandleOutcome | undefined {
+    if (this.#deps.caches.volumes.get(pvName) !== undefined) {
+      this.#deps.logger.debug(
+        { claim: key, pv: pvName },
+        "PV already exists, nothing to provision",
+      );
+      return DONE;
+    }
+    if (this.#deps.saver.holds(pvName)) {
+      // It saves the PV (the claim then binds) or deletes the volume and queues the claim again.
+      this.#deps.logger.debug({ claim: key, pv: pvName }, "PV is with the PV saver");
+      return DONE;
+    }
+    const saving = this.#deps.saver.savedRecentlyMs(pvName);
+    if (saving > 0) {
+      // Saved moments ago, not yet in the PV cache: wait for it rather than create again.
+      this.#deps.logger.debug({ claim: key, pv: pvName }, "PV saved, awaiting the PV cache");
+      return { kind: "retryAfter", ms: saving };
+    }
+    return undefined;
   }
 
   /** Writes the intent before CreateVolume; a problem when it cannot be written. */

@@ -13,6 +13,7 @@ import {
   storageClass,
 } from "../../tests/builders/provision.ts";
 import { KEY, PV_NAME, reasons, volumeOf, world } from "../../tests/fakes/provision_world.ts";
+import { SAVED_MEMORY_MS } from "./pv_saver.ts";
 
 Deno.test("sync() provisions a claim selected to this node: CreateVolume, PV, two events, metric", async () => {
   const w = world();
@@ -197,5 +198,33 @@ Deno.test("ResourceExhausted on a claim this node won in the race: released to t
   deepStrictEqual(w.record.selectedNodeRemoved, ["data"]);
   deepStrictEqual(w.record.raced, [], "owned: provisioned, not raced");
   deepStrictEqual(w.record.settled, [], "no volume: the race keeps counting it until released");
+  w.close();
+});
+
+Deno.test("a claim synced again before its saved PV reaches the PV cache is not provisioned twice", async () => {
+  const w = world();
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(await w.sync(), { kind: "retryAfter", ms: SAVED_MEMORY_MS });
+  strictEqual(w.record.created.length, 1, "one CreateVolume");
+  strictEqual(w.record.savedPvs.length, 1);
+  deepStrictEqual(reasons(w.record.events), [
+    "Normal Provisioning",
+    "Normal ProvisioningSucceeded",
+  ]);
+  w.volumes.set(PV_NAME, w.record.savedPvs[0]!);
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  strictEqual(w.record.created.length, 1);
+  w.close();
+});
+
+Deno.test("a saved PV that never reaches the PV cache: its claim is provisioned again once the wait is over", async () => {
+  const w = world();
+  await w.sync();
+  w.clock.ms += SAVED_MEMORY_MS - 1;
+  deepStrictEqual(await w.sync(), { kind: "retryAfter", ms: 1 });
+  w.clock.ms += 1;
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  strictEqual(w.record.created.length, 2, "CreateVolume again, of the same name");
+  strictEqual(w.record.created[1]?.name, PV_NAME);
   w.close();
 });

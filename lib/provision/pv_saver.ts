@@ -14,7 +14,13 @@
  *
  * While the saver holds a PV, its claim is not provisioned again (the
  * controller asks holds()); a claim whose PV was refused in the background is
- * put back on the claim queue once its volume is deleted. The intent of the
+ * put back on the claim queue once its volume is deleted.
+ *
+ * A saved PV reaches the PV cache only when the informer's watch delivers it.
+ * Upstream's provisionClaimOperation checks only that cache, so a claim synced
+ * again in between (its key was queued again while CreateVolume ran) calls
+ * CreateVolume a second time. Here the saver remembers each saved name for a
+ * while (savedRecentlyMs) and the controller waits for the cache instead. The intent of the
  * volume is cleared from the journal once the PV is saved or the volume
  * deleted; if the agent dies before, the intent is settled at start-up.
  */
@@ -24,6 +30,7 @@ import type { EventSubject } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import type { WorkQueue } from "../queue/work_queue.ts";
 import { type HandleOutcome, runWorkers } from "../queue/workers.ts";
+import { BoundedMap } from "../queue/bounded.ts";
 
 /** A PV to save, with what deleting its volume would take. */
 export interface Unsaved {
@@ -46,13 +53,28 @@ interface Pending extends Unsaved {
 /** Upstream's DefaultThreadiness for the unsaved-PV queue. */
 const SAVE_WORKERS = 4;
 
+/**
+ * How long a saved PV's name is remembered: far longer than a watch takes to
+ * deliver it. Past it (a stalled watch, or the PV deleted before the cache saw
+ * it) the claim is provisioned again, which is idempotent: CreateVolume of the
+ * same name returns the same volume and the PV POST answers 409 with it.
+ */
+export const SAVED_MEMORY_MS = 30_000;
+
+/** The most saved names remembered: far more than one node saves in SAVED_MEMORY_MS. */
+const SAVED_MEMORY_LIMIT = 10_000;
+
 /** Saves PVs now or later. */
 export class PvSaver {
   readonly #deps: PvSaverDeps;
   readonly #pending = new Map<string, Pending>();
+  /** Saved PV names and when each was saved; the oldest first. */
+  readonly #saved = new BoundedMap<string, number>(SAVED_MEMORY_LIMIT);
+  readonly #now: () => number;
 
   constructor(deps: PvSaverDeps) {
     this.#deps = deps;
+    this.#now = deps.now ?? Date.now;
   }
 
   /** PVs waiting for a retry. */
@@ -63,6 +85,13 @@ export class PvSaver {
   /** Whether this PV (and so its volume) is in the saver's hands. */
   holds(pvName: string): boolean {
     return this.#pending.has(pvName);
+  }
+
+  /** Milliseconds this PV, saved moments ago, may still take to reach the PV cache; 0 if not. */
+  savedRecentlyMs(pvName: string): number {
+    const savedAt = this.#saved.get(pvName);
+    if (savedAt === undefined) return 0;
+    return Math.max(0, savedAt + SAVED_MEMORY_MS - this.#now());
   }
 
   /** Tries to save once; on a failure that may pass the PV is queued for retries. */
@@ -142,7 +171,15 @@ export class PvSaver {
       message: `Successfully provisioned volume ${name}`,
     });
     this.#deps.journal.clear(name, "pv_saved");
+    this.#rememberSaved(name);
     return "saved";
+  }
+
+  #rememberSaved(name: string): void {
+    const now = this.#now();
+    // Every name is remembered as long, so the oldest expire first.
+    this.#saved.dropOldestWhile((_name, savedAt) => savedAt + SAVED_MEMORY_MS <= now);
+    this.#saved.set(name, now);
   }
 
   /** Deletes the volume of a PV that will not be saved; throws (for a retry) when it fails. */
@@ -184,4 +221,6 @@ export interface PvSaverDeps {
   queue: WorkQueue;
   /** Puts a claim back on the claim queue (its PV was refused in the background). */
   retryClaim: (key: string) => void;
+  /** The clock (tests); Date.now by default. */
+  now?: () => number;
 }

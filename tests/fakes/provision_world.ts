@@ -136,6 +136,8 @@ function buildWorld(options: WorldOptions) {
   const journal = new MemoryJournal(options.intents);
   const retried: string[] = [];
   const faults = { pvCreateFails: 0, deleteVolumeFails: 0 };
+  /** The PV saver's clock, moved by hand. */
+  const clock = { ms: 1_000_000 };
   let pvAnswer: PvCreateOutcome | undefined;
   const csi: ProvisionCsi = {
     createVolume: (request) => {
@@ -191,6 +193,7 @@ function buildWorld(options: WorldOptions) {
     logger: quiet,
     queue: saveQueue,
     retryClaim: (key) => retried.push(key),
+    now: () => clock.ms,
   });
   const controller = new ProvisionController({
     caches: { claims, classes, volumes },
@@ -231,6 +234,7 @@ function buildWorld(options: WorldOptions) {
     /** Claim keys the saver put back on the claim queue. */
     retried,
     faults,
+    clock,
     record,
     controller,
     saver,
