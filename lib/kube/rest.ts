@@ -14,6 +14,7 @@
  * from lib/kube/credentials.ts.
  */
 import { type Priority, TokenBucket } from "../queue/token_bucket.ts";
+import { AbortFanout } from "../queue/abort_fanout.ts";
 import { type TlsFetch, tlsFetch } from "../runtime/platform.ts";
 import type { KubeCredentials } from "./credentials.ts";
 import { fetchJson, fetchLines, HEADER_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from "./rest_fetch.ts";
@@ -76,6 +77,7 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
     ? options.budget
     : new TokenBucket(options.budget);
   const transport = options.transport ?? tlsFetch(credentials.tls);
+  const aborts = new AbortFanout();
   const prepare = async (request: KubeRequest) => {
     if (!request.unmetered && !(await bucket.take(request.priority ?? "high", request.signal))) {
       throw new Error(`Kubernetes request ${request.method} ${request.path} cancelled`);
@@ -91,6 +93,7 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
       headers: allHeaders,
       body,
       signal: request.signal,
+      aborts,
     };
   };
   const answers = new Answers();

@@ -1,4 +1,5 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
+import { AbortFanout } from "../queue/abort_fanout.ts";
 import type { FetchLike } from "../runtime/platform.ts";
 import { fetchJson, fetchLines, type FetchParts, RequestTimeoutError } from "./rest_fetch.ts";
 import { KubeApiError } from "./rest_types.ts";
@@ -160,4 +161,22 @@ Deno.test("fetchLines() says how an open stream ended: end, idle, aborted", asyn
   );
   setTimeout(() => caller.abort(), 20);
   strictEqual(await aborted, "aborted");
+});
+
+Deno.test("fetchJson() with the client's AbortFanout: the caller's abort cancels the request in flight, and an aborted caller's request fails with its reason", async () => {
+  const aborts = new AbortFanout();
+  const caller = new AbortController();
+  const answer = () => Promise.resolve(new Response('{"ok":true}', { status: 200 }));
+  for (let i = 0; i < 3; i++) {
+    deepStrictEqual(await fetchJson({ ...parts(answer, caller.signal), aborts }, T), { ok: true });
+  }
+  const pending = fetchJson({ ...parts(never, caller.signal), aborts }, T);
+  caller.abort(new Error("shutting down"));
+  await rejects(pending, /aborted by the caller/);
+  const answersUnlessAborted: FetchLike = (_url, init) =>
+    init.signal?.aborted ? Promise.reject(init.signal.reason) : answer();
+  await rejects(
+    fetchJson({ ...parts(answersUnlessAborted, caller.signal), aborts }, T),
+    /shutting down/,
+  );
 });

@@ -4,6 +4,7 @@
  * (processing set), and a key added while it is processed runs again after
  * done(). Delayed adds keep the earliest time per key.
  */
+import { AbortFanout, type Unsubscribe } from "./abort_fanout.ts";
 import { type Clock, realClock } from "./clock.ts";
 import { DelayedAdds } from "./delayed_adds.ts";
 import { KeyFifo } from "./key_fifo.ts";
@@ -21,14 +22,17 @@ export interface WorkQueueOptions {
 }
 
 type Settle = (value: boolean) => void;
+type Getter = (key: string | undefined) => void;
 
 /** A deduplicating, rate-limited FIFO of keys with client-go's semantics. */
 export class WorkQueue {
   readonly #queue = new KeyFifo();
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
-  /** Pending get() calls, served in call order. */
-  readonly #getters = new Set<(key: string | undefined) => void>();
+  /** Pending get() calls, served in call order, each with the end of its abort subscription. */
+  readonly #getters = new Map<Getter, Unsubscribe | undefined>();
+  /** A worker calls get() with its pool's signal once per key: one listener serves them all. */
+  readonly #aborts = new AbortFanout();
   /** Pending shutDownWithDrain() calls. */
   readonly #drainers = new Set<Settle>();
   readonly #delayed: DelayedAdds;
@@ -62,16 +66,11 @@ export class WorkQueue {
     if (this.#queue.length > 0) return Promise.resolve(this.#take());
     if (this.#shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      const onAbort = () => {
-        this.#getters.delete(getter);
+      const unsubscribe = signal === undefined ? undefined : this.#aborts.subscribe(signal, () => {
+        this.#getters.delete(resolve);
         resolve(undefined);
-      };
-      const getter = (key: string | undefined) => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve(key);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#getters.add(getter);
+      });
+      this.#getters.set(resolve, unsubscribe);
     });
   }
 
@@ -163,9 +162,10 @@ export class WorkQueue {
 
   /** Hands queued keys to waiting getters now, so a woken getter never finds the queue empty. */
   #serveGetters(): void {
-    for (const getter of this.#getters) {
+    for (const [getter, unsubscribe] of this.#getters) {
       if (this.#queue.length === 0) return;
       this.#getters.delete(getter);
+      unsubscribe?.();
       getter(this.#take());
     }
   }
@@ -174,7 +174,10 @@ export class WorkQueue {
     this.#shuttingDown = true;
     this.#delayed.clear();
     // Getters only wait while the queue is empty, so they are told it is over.
-    for (const getter of this.#getters) getter(undefined);
+    for (const [getter, unsubscribe] of this.#getters) {
+      unsubscribe?.();
+      getter(undefined);
+    }
     this.#getters.clear();
   }
 

@@ -69,6 +69,33 @@ Deno.test("get() resolves undefined when its signal aborts; the next key goes to
   strictEqual(await queue.get(controller.signal), undefined, "an aborted signal gets nothing");
 });
 
+Deno.test("getters waiting on one signal share one abort listener, and only the waiting ones are ended", async () => {
+  const { queue } = fakeQueue();
+  const controller = new AbortController();
+  const signal = controller.signal;
+  let listeners = 0;
+  const add = signal.addEventListener.bind(signal);
+  signal.addEventListener = (...args: Parameters<AbortSignal["addEventListener"]>) => {
+    listeners++;
+    add(...args);
+  };
+  const served: (string | undefined)[] = [];
+  for (let i = 0; i < 50; i++) {
+    const next = queue.get(signal);
+    queue.add(`k${i}`);
+    served.push(await next);
+    queue.done(`k${i}`);
+  }
+  const waiting = [queue.get(signal), queue.get(signal)];
+  const unsignalled = queue.get();
+  controller.abort();
+  deepStrictEqual(await Promise.all(waiting), [undefined, undefined]);
+  queue.add("after");
+  strictEqual(await unsignalled, "after", "a getter without the signal still waits");
+  strictEqual(listeners, 1);
+  deepStrictEqual(served, Array.from({ length: 50 }, (_, i) => `k${i}`));
+});
+
 Deno.test("addAfter() adds the key once its delay has passed", () => {
   const { queue, clock } = fakeQueue();
   queue.addAfter("a", 100);
