@@ -83,8 +83,34 @@ Deno.test("adds, depth and retries of a queue are counted under its name", async
   strictEqual(sample(text, 'workqueue_depth{name="claims"}'), 3);
   strictEqual(sample(text, 'workqueue_retries_total{name="claims"}'), 3);
   await queue.get();
-  strictEqual(sample(await registry.metrics(), 'workqueue_depth{name="claims"}'), 2);
+  queue.add("e");
+  queue.addAfter("f", 0);
+  const later = await registry.metrics();
+  strictEqual(sample(later, 'workqueue_depth{name="claims"}'), 4);
+  strictEqual(
+    sample(later, 'workqueue_adds_total{name="claims"}'),
+    5,
+    "counted on from the last scrape",
+  );
+  strictEqual(sample(later, 'workqueue_retries_total{name="claims"}'), 4);
   queue.shutDown();
+});
+
+Deno.test("two queues under one name add up, as their series would in Go", async () => {
+  const registry = new Registry();
+  const metrics = createWorkQueueMetrics(registry);
+  const first = new WorkQueue({ metrics: metrics.forQueue("claims") });
+  const second = new WorkQueue({ metrics: metrics.forQueue("claims") });
+  first.add("a");
+  second.add("a");
+  second.add("b");
+  await first.get();
+  first.done("a");
+  const text = await registry.metrics();
+  strictEqual(sample(text, 'workqueue_adds_total{name="claims"}'), 3);
+  strictEqual(sample(text, 'workqueue_depth{name="claims"}'), 2);
+  strictEqual(sample(text, 'workqueue_queue_duration_seconds_count{name="claims"}'), 1);
+  strictEqual(sample(text, 'workqueue_work_duration_seconds_count{name="claims"}'), 1);
 });
 
 Deno.test("queue and work durations and the work in progress are measured on the queue's clock", async () => {
