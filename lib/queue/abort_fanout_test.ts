@@ -1,18 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { countedSignal } from "../../tests/fakes/async.ts";
 import { AbortFanout } from "./abort_fanout.ts";
-
-/** A signal that counts the listeners added to it. */
-function countedSignal(): { controller: AbortController; listeners: () => number } {
-  const controller = new AbortController();
-  const signal = controller.signal;
-  let added = 0;
-  const add = signal.addEventListener.bind(signal);
-  signal.addEventListener = (...args: Parameters<AbortSignal["addEventListener"]>) => {
-    added++;
-    add(...args);
-  };
-  return { controller, listeners: () => added };
-}
 
 Deno.test("subscriptions to one signal share one listener and each runs once at the abort", () => {
   const fanout = new AbortFanout();

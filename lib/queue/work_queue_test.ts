@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { FakeClock } from "../../tests/fakes/clock.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate_limiters.ts";
-import { peek, PENDING } from "../../tests/fakes/async.ts";
+import { countedSignal, peek, PENDING } from "../../tests/fakes/async.ts";
 import { WorkQueue } from "./work_queue.ts";
 
 function fakeQueue(): { queue: WorkQueue; clock: FakeClock } {
@@ -71,14 +71,8 @@ Deno.test("get() resolves undefined when its signal aborts; the next key goes to
 
 Deno.test("getters waiting on one signal share one abort listener, and only the waiting ones are ended", async () => {
   const { queue } = fakeQueue();
-  const controller = new AbortController();
+  const { controller, listeners } = countedSignal();
   const signal = controller.signal;
-  let listeners = 0;
-  const add = signal.addEventListener.bind(signal);
-  signal.addEventListener = (...args: Parameters<AbortSignal["addEventListener"]>) => {
-    listeners++;
-    add(...args);
-  };
   const served: (string | undefined)[] = [];
   for (let i = 0; i < 50; i++) {
     const next = queue.get(signal);
@@ -92,7 +86,7 @@ Deno.test("getters waiting on one signal share one abort listener, and only the 
   deepStrictEqual(await Promise.all(waiting), [undefined, undefined]);
   queue.add("after");
   strictEqual(await unsignalled, "after", "a getter without the signal still waits");
-  strictEqual(listeners, 1);
+  strictEqual(listeners(), 1);
   deepStrictEqual(served, Array.from({ length: 50 }, (_, i) => `k${i}`));
 });
 

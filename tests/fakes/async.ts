@@ -48,3 +48,16 @@ export async function runUntil(
   stop.abort();
   await running;
 }
+
+/** An AbortController whose signal counts the listeners added to it. */
+export function countedSignal(): { controller: AbortController; listeners: () => number } {
+  const controller = new AbortController();
+  const signal = controller.signal;
+  let added = 0;
+  const add = signal.addEventListener.bind(signal);
+  signal.addEventListener = (...args: Parameters<AbortSignal["addEventListener"]>) => {
+    added++;
+    add(...args);
+  };
+  return { controller, listeners: () => added };
+}
