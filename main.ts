@@ -282,7 +282,6 @@ async function startControllers(
   if (agent.collection) {
     life.track(agent.collection.shrinkWhenQuiet(life.shutdown.signal, { cpuMs: processCpuMs }), {
       name: "shrink after start-up",
-      oneShot: true,
     });
   }
   // Says once, at start-up, when restores cannot work for lack of the CRDs.

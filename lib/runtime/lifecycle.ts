@@ -30,22 +30,13 @@ export class Lifecycle {
    * (events, PV saves) end on the hard stop, so they finish what the others left.
    * A loop that ends before any stop (it returned or threw: a bug) is
    * remembered by its `name`, and liveness fails: a restart is the remedy.
-   * A `oneShot` task (the shrink after start-up) is awaited the same way but
-   * may end whenever its work is done; if it throws, that is logged only.
    */
-  track(
-    loop: Promise<void>,
-    options: { final?: boolean; name?: string; oneShot?: boolean } = {},
-  ): void {
+  track(loop: Promise<void>, options: { final?: boolean; name?: string } = {}): void {
     const name = options.name ?? `loop ${this.#loops.length + this.#finalLoops.length + 1}`;
     this.#running++;
     const ended = (error?: unknown) => {
       this.#running--;
       if (this.shutdown.signal.aborted) return;
-      if (options.oneShot) {
-        if (error !== undefined) this.#logger.warn({ task: name, err: error }, "A task failed");
-        return;
-      }
       this.#ended.push(name);
       this.#logger.error({ loop: name, err: error }, "A loop of the agent ended on its own");
     };
