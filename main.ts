@@ -191,12 +191,6 @@ function periodicCollection(logger: Logger): PeriodicCollection | undefined {
   return new PeriodicCollection({ collect, shrink: footprintShrink(), onCollected });
 }
 
-/** CPU milliseconds this process has used (user and system). */
-function processCpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
-
 /** Start-up refusals of --enable-capacity that only the driver's answers reveal. */
 function refuseCapacityProblems(config: Config, driver: DriverInfo): void {
   if (!config.enableCapacity) return;
@@ -279,11 +273,6 @@ async function startControllers(
     "Informers synced; provisioning claims selected to this node and deleting its released volumes",
   );
   for (const start of work.starts) start();
-  if (agent.collection) {
-    life.track(agent.collection.shrinkWhenQuiet(life.shutdown.signal, { cpuMs: processCpuMs }), {
-      name: "shrink after start-up",
-    });
-  }
   // Says once, at start-up, when restores cannot work for lack of the CRDs.
   if (driver.controllerCapabilities.has("CREATE_DELETE_SNAPSHOT")) {
     await work.snapshotApi.served().catch(() => undefined);

@@ -28,15 +28,6 @@
  * again. Every 6 minutes keeps the line flat for about a tenth more CPU
  * under constant churn; on an idle node the cost did not show (14 minutes
  * idle: 1.04 s of CPU, shrinks included, against upstream's 1.38 s).
- *
- * And one shrink once start-up is over (shrinkWhenQuiet): without it an
- * agent kept the garbage and compiled code of its first lists until the
- * first periodic shrink, 6 minutes on. Measured (2 × 3 starts, empty
- * cluster): RSS 10 s after ready 70.8 → 68.6 MiB, anonymous 19.5 → 17.2;
- * with 10,000 claims and 10,000 PVs listed at start, 78 → 74 MiB after 60
- * s idle, CPU in that minute 0.15 s either way; in four bursts of 1000
- * claims that began a second after ready, CPU per claim moved less than
- * between runs.
  */
 import { sleep } from "./sleep.ts";
 
@@ -45,21 +36,6 @@ export const FULL_COLLECTION_PERIOD_MS = 120_000;
 
 /** Every how many collections one is a shrink: every 6 minutes. */
 export const SHRINK_EVERY = 3;
-
-/** A window of the start-up shrink's wait, and what counts as quiet in it: 1% of a core. */
-export const QUIET_WINDOW_MS = 1_000;
-export const QUIET_CPU_MS = 10;
-/** After this, the periodic shrinks are soon enough. */
-export const QUIET_WAIT_MAX_MS = 600_000;
-
-/** How shrinkWhenQuiet() tells a quiet window. */
-export interface QuietShrinkOptions {
-  /** CPU milliseconds the process has used so far (user and system). */
-  cpuMs: () => number;
-  windowMs?: number;
-  quietCpuMs?: number;
-  maxMs?: number;
-}
 
 /** What one collection took, and whether it shrank the footprint. */
 export interface CollectionReport {
@@ -94,31 +70,6 @@ export class PeriodicCollection {
   /** Collects every period until `signal` aborts; resolves then. */
   async run(signal: AbortSignal): Promise<void> {
     while (await sleep(this.#periodMs, signal)) this.#collectNow();
-  }
-
-  /**
-   * One shrink once the agent has been quiet for a window (under
-   * `quietCpuMs` of CPU in `windowMs`), looked for from now until `maxMs`
-   * have passed. Called when the caches have synced: what start-up parsed
-   * and compiled once (the first lists, the handshake) is garbage and dead
-   * code by then, but a burst of claims right after start-up should not
-   * have its compiled code thrown away, so the shrink waits for the work to
-   * end. Resolves without shrinking if no window was quiet.
-   */
-  async shrinkWhenQuiet(signal: AbortSignal, options: QuietShrinkOptions): Promise<void> {
-    const shrink = this.#shrink;
-    if (shrink === undefined) return;
-    const windowMs = options.windowMs ?? QUIET_WINDOW_MS;
-    const quietCpuMs = options.quietCpuMs ?? QUIET_CPU_MS;
-    for (let waited = 0; waited < (options.maxMs ?? QUIET_WAIT_MAX_MS); waited += windowMs) {
-      const before = options.cpuMs();
-      if (!(await sleep(windowMs, signal))) return;
-      if (options.cpuMs() - before >= quietCpuMs) continue;
-      const started = performance.now();
-      shrink();
-      this.#onCollected({ ms: performance.now() - started, kind: "shrink" });
-      return;
-    }
   }
 
   #collectNow(): void {
