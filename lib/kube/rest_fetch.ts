@@ -21,8 +21,8 @@ export interface FetchParts {
   headers: Record<string, string>;
   body: string | undefined;
   signal: AbortSignal | undefined;
-  /** The client's one listener per caller signal; without it, a listener per request. */
-  aborts?: AbortFanout;
+  /** The client's one listener per caller signal, shared by its requests. */
+  aborts: AbortFanout;
 }
 
 /**
@@ -83,14 +83,9 @@ export async function fetchJson(parts: FetchParts, timeouts: RequestTimeouts): P
   }
 }
 
-/** The caller's abort, on the client's shared listener when it has one (at once if aborted). */
+/** The caller's abort, on the client's shared listener (at once if aborted). */
 function onCallerAbort(parts: FetchParts, abort: () => void): Unsubscribe {
-  const signal = parts.signal;
-  if (signal === undefined) return () => {};
-  if (parts.aborts !== undefined) return parts.aborts.subscribe(signal, abort);
-  if (signal.aborted) abort();
-  signal.addEventListener("abort", abort, { once: true });
-  return () => signal.removeEventListener("abort", abort);
+  return parts.signal === undefined ? () => {} : parts.aborts.subscribe(parts.signal, abort);
 }
 
 /**

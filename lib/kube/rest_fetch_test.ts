@@ -7,7 +7,15 @@ import { KubeApiError } from "./rest_types.ts";
 const T = { headerTimeoutMs: 1000, timeoutMs: 1000 };
 
 function parts(fetch: FetchLike, signal?: AbortSignal): FetchParts {
-  return { fetch, url: "https://api/x", method: "GET", headers: {}, body: undefined, signal };
+  return {
+    fetch,
+    url: "https://api/x",
+    method: "GET",
+    headers: {},
+    body: undefined,
+    signal,
+    aborts: new AbortFanout(),
+  };
 }
 
 /** A body that sends `chunks` and then stays open until the request is aborted, or ends. */
@@ -163,7 +171,7 @@ Deno.test("fetchLines() says how an open stream ended: end, idle, aborted", asyn
   strictEqual(await aborted, "aborted");
 });
 
-Deno.test("fetchJson() with the client's AbortFanout: the caller's abort cancels the request in flight, and an aborted caller's request fails with its reason", async () => {
+Deno.test("fetchJson() on a client's AbortFanout: the caller's abort cancels the request in flight, and an aborted caller's request fails with its reason", async () => {
   const aborts = new AbortFanout();
   const caller = new AbortController();
   const answer = () => Promise.resolve(new Response('{"ok":true}', { status: 200 }));
