@@ -25,6 +25,17 @@ function queueWithMetrics(
   };
 }
 
+/** Two queues of these names (real clock), their metrics on one registry. */
+function twoQueues(
+  firstName: string,
+  secondName: string,
+): { registry: Registry; queues: [WorkQueue, WorkQueue] } {
+  const registry = new Registry();
+  const metrics = createWorkQueueMetrics(registry);
+  const queue = (name: string) => new WorkQueue({ metrics: metrics.forQueue(name) });
+  return { registry, queues: [queue(firstName), queue(secondName)] };
+}
+
 Deno.test("forQueue() exposes every workqueue series of the queue at zero, with client-go's help", async () => {
   const registry = new Registry();
   createWorkQueueMetrics(registry).forQueue("claims");
@@ -97,10 +108,7 @@ Deno.test("adds, depth and retries of a queue are counted under its name", async
 });
 
 Deno.test("two queues under one name add up, as their series would in Go", async () => {
-  const registry = new Registry();
-  const metrics = createWorkQueueMetrics(registry);
-  const first = new WorkQueue({ metrics: metrics.forQueue("claims") });
-  const second = new WorkQueue({ metrics: metrics.forQueue("claims") });
+  const { registry, queues: [first, second] } = twoQueues("claims", "claims");
   first.add("a");
   second.add("a");
   second.add("b");
@@ -148,10 +156,7 @@ Deno.test("queue and work durations and the work in progress are measured on the
 });
 
 Deno.test("queues of one registry keep their series apart by name", async () => {
-  const registry = new Registry();
-  const metrics = createWorkQueueMetrics(registry);
-  const claims = new WorkQueue({ metrics: metrics.forQueue("claims") });
-  const volumes = new WorkQueue({ metrics: metrics.forQueue("volumes") });
+  const { registry, queues: [claims, volumes] } = twoQueues("claims", "volumes");
   claims.add("a");
   claims.add("b");
   volumes.add("a");
