@@ -26,7 +26,7 @@ import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
 import { credentialProblem, explainClaim, failure } from "./lib/explain/run.ts";
 import { startDeletion } from "./lib/delete/start.ts";
-import { isThisNodesConcern } from "./lib/delete/volume_owner.ts";
+import { thisNodesConcern } from "./lib/delete/volume_owner.ts";
 import { livenessReport, Readiness } from "./lib/http/health.ts";
 import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
 import { serveDiagnostics } from "./lib/http/serve.ts";
@@ -291,8 +291,7 @@ async function connectCluster(
     env: options.env,
     userAgent: `${PROGRAM}/${VERSION}`,
     component: `${driver.name}_${config.nodeName}`,
-    keepVolume: (pv) =>
-      isThisNodesConcern(pv, { driverName: driver.name, segment: driver.segment }),
+    keepVolume: thisNodesConcern({ driverName: driver.name, segment: driver.segment }),
     volumeLabels: nodeLabels(driver.name, config.nodeName),
     logger,
     bounds: agent.bounds,

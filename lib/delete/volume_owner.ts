@@ -8,7 +8,7 @@
 import type { Segments } from "../csi/types.ts";
 import { ANN_MIGRATED_TO, ANN_PROVISIONED_BY } from "../model/keys.ts";
 import type { PersistentVolume } from "../model/objects.ts";
-import { volumeIsAccessible } from "../topology/affinity.ts";
+import { accessibilityOn } from "../topology/affinity.ts";
 
 /** Whether the PV was provisioned by (or migrated to) this driver. */
 export function isDriversVolume(pv: PersistentVolume, driverName: string): boolean {
@@ -19,13 +19,14 @@ export function isDriversVolume(pv: PersistentVolume, driverName: string): boole
   return pv.spec.csi?.driver === driverName;
 }
 
-/** Whether this node's agent keeps the PV in its cache. */
-export function isThisNodesConcern(
-  pv: PersistentVolume,
+/** Whether this node's agent keeps a PV in its cache; asked of every PV event. */
+export function thisNodesConcern(
   options: { driverName: string; segment: Segments },
-): boolean {
-  if (!isDriversVolume(pv, options.driverName)) return false;
-  const accessibility = volumeIsAccessible(pv.spec.nodeAffinity, options.segment).kind;
-  return accessibility === "accessible" || accessibility === "noAffinity" ||
-    accessibility === "error";
+): (pv: PersistentVolume) => boolean {
+  const accessibility = accessibilityOn(options.segment);
+  return (pv) => {
+    if (!isDriversVolume(pv, options.driverName)) return false;
+    const { kind } = accessibility(pv.spec.nodeAffinity);
+    return kind === "accessible" || kind === "noAffinity" || kind === "error";
+  };
 }

@@ -1,6 +1,6 @@
 import { strictEqual } from "node:assert/strict";
 import type { PersistentVolume } from "../model/objects.ts";
-import { isDriversVolume, isThisNodesConcern } from "./volume_owner.ts";
+import { isDriversVolume, thisNodesConcern } from "./volume_owner.ts";
 
 const KEY = "topology.test.csi.k8s.io/node";
 const options = { driverName: "test.csi.k8s.io", segment: { [KEY]: "node-a" } };
@@ -67,12 +67,10 @@ Deno.test("isDriversVolume() follows provisioned-by, then migrated-to, then spec
   strictEqual(isDriversVolume(pv({}), "test.csi.k8s.io"), false);
 });
 
-Deno.test("isThisNodesConcern() keeps this node's PVs and PVs without affinity, and drops other nodes'", () => {
-  strictEqual(isThisNodesConcern(pv({ driver: "test.csi.k8s.io", node: "node-a" }), options), true);
-  strictEqual(
-    isThisNodesConcern(pv({ driver: "test.csi.k8s.io", node: "node-b" }), options),
-    false,
-  );
-  strictEqual(isThisNodesConcern(pv({ driver: "test.csi.k8s.io", node: null }), options), true);
-  strictEqual(isThisNodesConcern(pv({ driver: "other", node: "node-a" }), options), false);
+Deno.test("thisNodesConcern() keeps this node's PVs and PVs without affinity, and drops other nodes'", () => {
+  const keep = thisNodesConcern(options);
+  strictEqual(keep(pv({ driver: "test.csi.k8s.io", node: "node-a" })), true);
+  strictEqual(keep(pv({ driver: "test.csi.k8s.io", node: "node-b" })), false);
+  strictEqual(keep(pv({ driver: "test.csi.k8s.io", node: null })), true);
+  strictEqual(keep(pv({ driver: "other", node: "node-a" })), false);
 });

@@ -6,7 +6,7 @@
  */
 import type { Segments, Topology } from "../csi/types.ts";
 import type { NodeSelectorTerm, VolumeNodeAffinity } from "../model/objects.ts";
-import { matchNodeSelectorTerms } from "./node_selector.ts";
+import { isValidLabel, matchNodeSelectorTerms } from "./node_selector.ts";
 
 /**
  * One node selector term per topology with segments, each segment an `In`
@@ -70,6 +70,43 @@ export function volumeIsAccessible(
     return { kind: "error", message: `checking volume affinity failed: ${result.error}` };
   }
   return result.matches ? { kind: "accessible" } : { kind: "notAccessible" };
+}
+
+/**
+ * volumeIsAccessible() for one segment, answering the affinity this agent's
+ * own PVs carry without evaluating it: a term whose every expression is
+ * `key In [the segment's value]`, for a segment label that is itself valid,
+ * is a valid term that matches, so the volume is accessible whatever the
+ * other terms say (matchNodeSelectorTerms returns at the first valid match).
+ * The informer asks this of every PV event; the full evaluation validates
+ * each key and value with regular expressions. Anything else is evaluated
+ * in full, with the same answer.
+ */
+export function accessibilityOn(
+  segment: Segments | null,
+): (nodeAffinity: VolumeNodeAffinity | undefined) => Accessibility {
+  const validLabels = new Map(
+    Object.entries(segment ?? {}).filter(([key, value]) => isValidLabel(key, value)),
+  );
+  return (nodeAffinity) => {
+    const terms = nodeAffinity?.required?.nodeSelectorTerms ?? [];
+    if (terms.some((term) => namesOnlySegmentLabels(term, validLabels))) return ACCESSIBLE;
+    return volumeIsAccessible(nodeAffinity, segment);
+  };
+}
+
+const ACCESSIBLE: Accessibility = Object.freeze({ kind: "accessible" });
+
+function namesOnlySegmentLabels(
+  term: NodeSelectorTerm,
+  validLabels: ReadonlyMap<string, string>,
+): boolean {
+  const expressions = term.matchExpressions ?? [];
+  if (expressions.length === 0 || (term.matchFields?.length ?? 0) > 0) return false;
+  return expressions.every((requirement) =>
+    requirement.operator === "In" && requirement.values?.length === 1 &&
+    validLabels.get(requirement.key) === requirement.values[0]
+  );
 }
 
 /**

@@ -1,6 +1,11 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { NodeSelectorTerm, VolumeNodeAffinity } from "../model/objects.ts";
-import { isConfinedToNode, volumeIsAccessible, volumeNodeAffinity } from "./affinity.ts";
+import {
+  accessibilityOn,
+  isConfinedToNode,
+  volumeIsAccessible,
+  volumeNodeAffinity,
+} from "./affinity.ts";
 
 const KEY = "topology.hostpath.csi/node";
 
@@ -184,6 +189,54 @@ Deno.test("volumeIsAccessible() reports invalid requirements as field errors", (
       }]`,
     },
   );
+});
+
+Deno.test("accessibilityOn() answers as volumeIsAccessible() for affinities of every shape", () => {
+  const segment = { [KEY]: "node-a", "example.com/zone": "z1" };
+  const own = { matchExpressions: [{ key: KEY, operator: "In", values: ["node-a"] }] };
+  const zone = { matchExpressions: [{ key: "example.com/zone", operator: "In", values: ["z1"] }] };
+  const other = { matchExpressions: [{ key: KEY, operator: "In", values: ["node-b"] }] };
+  const bad = { matchExpressions: [{ key: KEY, operator: "Near", values: ["node-a"] }] };
+  const withFields = { ...own, matchFields: [{ key: "metadata.name", operator: "In" }] };
+  const both = { matchExpressions: [...own.matchExpressions, ...zone.matchExpressions] };
+  const twoValues = { matchExpressions: [{ key: KEY, operator: "In", values: ["node-a", "x"] }] };
+  const affinities = [
+    undefined,
+    { required: { nodeSelectorTerms: [] } },
+    affinity(own),
+    affinity(zone),
+    affinity(both),
+    affinity(other),
+    affinity(bad),
+    affinity(bad, own),
+    affinity(other, own),
+    affinity(withFields),
+    affinity(twoValues),
+    affinity({}),
+  ];
+  for (const candidate of [segment, { [KEY]: "node-b" }, null]) {
+    const accessibility = accessibilityOn(candidate);
+    for (const nodeAffinity of affinities) {
+      deepStrictEqual(
+        accessibility(nodeAffinity),
+        volumeIsAccessible(nodeAffinity, candidate),
+        JSON.stringify({ candidate, nodeAffinity }),
+      );
+    }
+  }
+});
+
+Deno.test("accessibilityOn(): a segment label that is not a valid label is still an error", () => {
+  const segment = { "bad key": "node-a", [KEY]: "bad value" };
+  const accessibility = accessibilityOn(segment);
+  const badKey = { matchExpressions: [{ key: "bad key", operator: "In", values: ["node-a"] }] };
+  const badValue = { matchExpressions: [{ key: KEY, operator: "In", values: ["bad value"] }] };
+  deepStrictEqual(accessibility(affinity(badKey)), {
+    kind: "error",
+    message:
+      'checking volume affinity failed: nodeSelectorTerms[0].matchExpressions[0].key: Invalid value: "bad key": not a valid label key',
+  });
+  deepStrictEqual(accessibility(affinity(badValue)).kind, "error");
 });
 
 const nodeA = { name: "node-a", segment: { [KEY]: "node-a", "zone": "z1" } };

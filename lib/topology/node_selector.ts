@@ -136,6 +136,11 @@ function isQualifiedName(key: string): boolean {
   return name.length <= 63 && NAME_PART.test(name);
 }
 
+/** Whether a Node could carry this label: a valid key and a valid value. */
+export function isValidLabel(key: string, value: string): boolean {
+  return isQualifiedName(key) && isLabelValue(value);
+}
+
 function isLabelValue(value: string): boolean {
   return value === "" || (value.length <= 63 && NAME_PART.test(value));
 }
