@@ -6,6 +6,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../log/logger.ts";
+import { AbortFanout, type Unsubscribe } from "../queue/abort_fanout.ts";
 import { loadCsiServices } from "./proto.ts";
 import { sanitizeCsiMessage } from "./sanitize.ts";
 import { CsiError, grpcCodeName, toCsiError } from "./status.ts";
@@ -126,7 +127,13 @@ export function openCsiConnection(
   };
   const tracker = new InFlightTracker();
   let driverName = "unknown-driver";
-  const invoke = createInvoker({ clients, tracker, ...options, driverName: () => driverName });
+  const invoke = createInvoker({
+    clients,
+    tracker,
+    aborts: new AbortFanout(),
+    ...options,
+    driverName: () => driverName,
+  });
   return {
     target,
     call: invoke,
@@ -185,6 +192,7 @@ type UnaryClient = Record<
 function createInvoker(deps: {
   clients: Record<"Identity" | "Controller" | "Node", grpc.Client>;
   tracker: InFlightTracker;
+  aborts: AbortFanout;
   timeoutMs: number;
   logger: Logger;
   observer?: CsiCallObserver;
@@ -224,12 +232,13 @@ function createInvoker(deps: {
         else reject(error);
       };
       const deadline = Date.now() + (options.timeoutMs ?? deps.timeoutMs);
+      let unsubscribe: Unsubscribe | undefined;
       const call = client[method]?.(
         request,
         new grpc.Metadata(),
         { deadline },
         (failure, response) => {
-          options.signal?.removeEventListener("abort", cancel);
+          unsubscribe?.();
           if (failure === null) settle(0, undefined, response);
           else {
             const error = toCsiError(path, failure);
@@ -237,9 +246,8 @@ function createInvoker(deps: {
           }
         },
       );
-      const cancel = () => call?.cancel();
-      if (options.signal?.aborted) cancel();
-      else options.signal?.addEventListener("abort", cancel, { once: true });
+      // Every call of a worker carries the pool's one shutdown signal: one listener on it for all.
+      if (options.signal) unsubscribe = deps.aborts.subscribe(options.signal, () => call?.cancel());
     });
   };
 }

@@ -2,10 +2,12 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitFor } from "../../tests/cluster/wait.ts";
 import { startTestDriver } from "../../tests/csi_driver/driver.ts";
 import { createLogger } from "../log/logger.ts";
 import { csiTarget, openCsiConnection } from "./connection.ts";
 import { connectToDriver } from "./handshake.ts";
+import type { CsiError } from "./status.ts";
 
 Deno.test("csiTarget() turns a plain path into unix:// and keeps URLs", () => {
   strictEqual(csiTarget("/run/csi/socket"), "unix:///run/csi/socket");
@@ -49,6 +51,55 @@ Deno.test("CSI calls are logged at debug with secrets stripped and timed for met
       1,
       "the driver did get the secret (it is only stripped from logs)",
     );
+  } finally {
+    connection.close();
+    await driver.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+Deno.test("the one signal a worker pool passes with every call cancels the call in flight when it aborts", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "conn-"));
+  const driver = await startTestDriver({
+    endpoint: join(dir, "csi.sock"),
+    nodeId: "node-a",
+    pools: [{ kind: "fast", size: "1Gi" }],
+  });
+  const connection = openCsiConnection(join(dir, "csi.sock"), {
+    timeoutMs: 30_000,
+    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
+  });
+  const request = (name: string) => ({
+    name,
+    capacity_range: { required_bytes: "1048576" },
+    volume_capabilities: [{
+      mount: { fs_type: "", mount_flags: [] },
+      access_mode: { mode: "SINGLE_NODE_WRITER" as const },
+    }],
+    parameters: { kind: "fast" },
+    secrets: {},
+  });
+  const shutdown = new AbortController();
+  try {
+    for (const name of ["pvc-1", "pvc-2"]) {
+      await connection.call("CreateVolume", request(name), { signal: shutdown.signal });
+    }
+    await driver.control.setFault({ method: "CreateVolume", hang: true });
+    const hung = connection.call("CreateVolume", request("pvc-3"), { signal: shutdown.signal })
+      .then(() => "answered", (error: CsiError) => error.codeName);
+    await waitFor(async () => (await driver.control.calls("CreateVolume")).length === 3, {
+      description: "the third call at the driver",
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
+    shutdown.abort();
+    strictEqual(await hung, "Canceled");
+    strictEqual(connection.inFlight(), 0);
+    await driver.control.clearFaults();
+    const afterwards = await connection.call("CreateVolume", request("pvc-4"), {
+      signal: shutdown.signal,
+    }).then(() => "answered", (error: CsiError) => error.codeName);
+    strictEqual(afterwards, "Canceled", "a call under an aborted signal is cancelled at once");
   } finally {
     connection.close();
     await driver.stop();
