@@ -66,6 +66,7 @@ export class KubeApi {
         method: "POST",
         path: "/api/v1/persistentvolumes",
         body: { apiVersion: "v1", kind: "PersistentVolume", ...pv },
+        unread: true,
         ...(signal === undefined ? {} : { signal }),
       });
       return { kind: "created" };

@@ -209,6 +209,7 @@ export class EventSender {
             message: entry.event.message,
           },
           priority: "low",
+          unread: true,
           signal,
         });
         return existing;
@@ -222,6 +223,7 @@ export class EventSender {
       path: base,
       body: this.#eventObject(entry, name),
       priority: "low",
+      unread: true,
       signal,
     });
     return name;

@@ -38,6 +38,12 @@ export interface KubeRequest {
    * already took from the same budget (see createKubeRest's `budget`).
    */
   unmetered?: boolean;
+  /**
+   * The caller does not use the answer of a successful write (each claim's
+   * Events and PV): request() resolves with undefined instead of parsing the
+   * object kube-apiserver sends back.
+   */
+  unread?: boolean;
   signal?: AbortSignal;
 }
 
@@ -94,6 +100,7 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
       body,
       signal: request.signal,
       aborts,
+      ...(request.unread ? { unread: true } : {}),
     };
   };
   const answers = new Answers();

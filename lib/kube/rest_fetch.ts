@@ -23,6 +23,8 @@ export interface FetchParts {
   signal: AbortSignal | undefined;
   /** The client's one listener per caller signal, shared by its requests. */
   aborts: AbortFanout;
+  /** The caller does not use a successful answer: its body is read but not parsed. */
+  unread?: boolean;
 }
 
 /**
@@ -69,8 +71,15 @@ export async function fetchJson(parts: FetchParts, timeouts: RequestTimeouts): P
       signal: controller.signal,
     });
     clearTimeout(headers);
+    if (response.status < 200 || response.status >= 300) {
+      throw apiError(response.status, await response.text());
+    }
+    if (parts.unread) {
+      // Read to the end all the same, so that the connection serves the next request.
+      await response.arrayBuffer();
+      return undefined;
+    }
     const text = await response.text();
-    if (response.status < 200 || response.status >= 300) throw apiError(response.status, text);
     return text === "" ? undefined : JSON.parse(text);
   } catch (error) {
     throw controller.signal.reason instanceof RequestTimeoutError

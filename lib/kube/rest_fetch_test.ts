@@ -39,6 +39,30 @@ Deno.test("fetchJson() parses the answer, gives undefined for an empty one", asy
   strictEqual(await fetchJson(parts(answer("")), T), undefined);
 });
 
+Deno.test("fetchJson() of an unread answer reads the body to its end and parses nothing", async () => {
+  let drained = false;
+  const created = () => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("{not json, and not looked at"));
+      },
+      pull(controller) {
+        drained = true;
+        controller.close();
+      },
+    });
+    return Promise.resolve(new Response(body, { status: 201 }));
+  };
+  strictEqual(await fetchJson({ ...parts(created), unread: true }, T), undefined);
+  strictEqual(drained, true, "the body was read to its end, which frees the connection");
+  const conflict = () =>
+    Promise.resolve(new Response('{"kind":"Status","reason":"AlreadyExists"}', { status: 409 }));
+  await rejects(
+    fetchJson({ ...parts(conflict), unread: true }, T),
+    (error: unknown) => error instanceof KubeApiError && error.reason === "AlreadyExists",
+  );
+});
+
 Deno.test("fetchJson() turns a non-2xx Status into KubeApiError with its reason", async () => {
   const conflict = () =>
     Promise.resolve(

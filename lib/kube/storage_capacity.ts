@@ -129,6 +129,7 @@ export async function updateStorageCapacity(
         capacity: change.capacity,
         maximumVolumeSize: change.maximumVolumeSize,
       },
+      unread: true,
       ...(signal === undefined ? {} : { signal }),
     });
     return "updated";
