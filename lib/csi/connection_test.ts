@@ -14,13 +14,19 @@ Deno.test("csiTarget() turns a plain path into unix:// and keeps URLs", () => {
   strictEqual(csiTarget("unix:///csi/csi.sock"), "unix:///csi/csi.sock");
 });
 
-Deno.test("CSI calls are logged at debug with secrets stripped and timed for metrics", async () => {
+/** The test driver on a socket in a new directory, with one pool "fast". */
+async function startDriverInTempDir() {
   const dir = mkdtempSync(join(tmpdir(), "conn-"));
   const driver = await startTestDriver({
     endpoint: join(dir, "csi.sock"),
     nodeId: "node-a",
     pools: [{ kind: "fast", size: "1Gi" }],
   });
+  return { dir, driver };
+}
+
+Deno.test("CSI calls are logged at debug with secrets stripped and timed for metrics", async () => {
+  const { dir, driver } = await startDriverInTempDir();
   const lines: string[] = [];
   const observed: { method: string; code: string }[] = [];
   const connection = openCsiConnection(join(dir, "csi.sock"), {
@@ -59,12 +65,7 @@ Deno.test("CSI calls are logged at debug with secrets stripped and timed for met
 });
 
 Deno.test("the one signal a worker pool passes with every call cancels the call in flight when it aborts", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "conn-"));
-  const driver = await startTestDriver({
-    endpoint: join(dir, "csi.sock"),
-    nodeId: "node-a",
-    pools: [{ kind: "fast", size: "1Gi" }],
-  });
+  const { dir, driver } = await startDriverInTempDir();
   const connection = openCsiConnection(join(dir, "csi.sock"), {
     timeoutMs: 30_000,
     logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
