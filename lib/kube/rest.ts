@@ -40,8 +40,8 @@ export interface KubeRequest {
   unmetered?: boolean;
   /**
    * The caller does not use the answer of a successful write (each claim's
-   * Events and PV): request() resolves with undefined instead of parsing the
-   * object kube-apiserver sends back.
+   * Events and PV, capacity updates): request() resolves with undefined
+   * instead of parsing the object kube-apiserver sends back.
    */
   unread?: boolean;
   signal?: AbortSignal;
@@ -100,7 +100,7 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
       body,
       signal: request.signal,
       aborts,
-      ...(request.unread ? { unread: true } : {}),
+      unread: request.unread === true,
     };
   };
   const answers = new Answers();

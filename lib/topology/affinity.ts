@@ -5,7 +5,11 @@
  * (`VolumeIsAccessible`, upstream topology.go).
  */
 import type { Segments, Topology } from "../csi/types.ts";
-import type { NodeSelectorTerm, VolumeNodeAffinity } from "../model/objects.ts";
+import type {
+  NodeSelectorTerm,
+  SelectorRequirement,
+  VolumeNodeAffinity,
+} from "../model/objects.ts";
 import { isValidLabel, matchNodeSelectorTerms } from "./node_selector.ts";
 
 /**
@@ -103,10 +107,17 @@ function namesOnlySegmentLabels(
 ): boolean {
   const expressions = term.matchExpressions ?? [];
   if (expressions.length === 0 || (term.matchFields?.length ?? 0) > 0) return false;
-  return expressions.every((requirement) =>
-    requirement.operator === "In" && requirement.values?.length === 1 &&
-    validLabels.get(requirement.key) === requirement.values[0]
-  );
+  return expressions.every((requirement) => {
+    const value = soleInValue(requirement);
+    return value !== undefined && validLabels.get(requirement.key) === value;
+  });
+}
+
+/** The one value of a `key In [value]` requirement; undefined for any other requirement. */
+function soleInValue(requirement: SelectorRequirement): string | undefined {
+  return requirement.operator === "In" && requirement.values?.length === 1
+    ? requirement.values[0]
+    : undefined;
 }
 
 /**
@@ -127,8 +138,7 @@ export function isConfinedToNode(
   if (terms.length === 0 || segment === null) return false;
   return terms.every((term) =>
     (term.matchExpressions ?? []).some((requirement) =>
-      requirement.operator === "In" && requirement.values?.length === 1 &&
-      requirement.values[0] === name && segment[requirement.key] === name
+      soleInValue(requirement) === name && segment[requirement.key] === name
     )
   );
 }
