@@ -65,6 +65,7 @@ const METRIC = {
   agentsIdle: "agents' RSS summed, after the idle minute (MiB)",
   agentsPeak: "agents' peak RSS summed, VmHWM (MiB)",
   ready: "launch → every agent ready and every node's capacity published (s)",
+  agentReady: "each agent's start → ready, median of the agents (ms)",
   bound: "first create → every claim Bound (s)",
   notBoundOnce: "claims not Bound to exactly one PV (a check: 0)",
 } as const;
@@ -121,6 +122,7 @@ export function fleetFigures(sample: FleetSample): Record<MetricKey, number> {
     agentsIdle: sample.agentsRssIdleMiB,
     agentsPeak: sample.agentsPeakMiB,
     ready: sample.readyS,
+    agentReady: sample.agentReadyMedianMs,
     bound: sample.boundS,
     notBoundOnce: sample.check.notBoundOnce,
   };
