@@ -7,8 +7,13 @@
  * but the normal end of a long-lived stream waits a jittered, capped backoff
  * (lib/queue/backoff.ts), so that a thousand agents do not relist in the same
  * instant after an API server restart. A stream that lived less than
- * MIN_HEALTHY_STREAM_MS counts as a failure: a server that accepts watches and
- * drops them at once is not healthy. health() tells readiness and the metrics
+ * MIN_HEALTHY_STREAM_MS without a single event counts as a failure: a server
+ * that accepts watches and drops them at once is not healthy. One that sent
+ * events made progress however soon it ended (kube-apiserver closes a watcher
+ * that falls behind a busy watch cache, "Forcing ... watcher close due to
+ * unresponsiveness"): the watch resumes at once from the last resourceVersion,
+ * as client-go's reflector does (tools/cache/reflector.go, handleWatch: only a
+ * watch with no event is "very short"). health() tells readiness and the metrics
  * what happened last. There is no periodic resync: retries go through the
  * work queues. Handlers receive keys and the old/new trimmed objects, and
  * must only enqueue work.
@@ -92,7 +97,9 @@ export class Informer<T> {
   #lastListAt: number | undefined;
   #lastEventAt: number | undefined;
   #openedAt: number | undefined;
-  /** The last pass's watch stayed open MIN_HEALTHY_STREAM_MS, however it ended. */
+  /** Events the open watch stream delivered (bookmarks included, errors not). */
+  #streamEvents = 0;
+  /** The last pass's watch stayed open MIN_HEALTHY_STREAM_MS or sent an event, however it ended. */
   #lastStreamLasted = false;
   #failingSince: number | undefined;
   #lastError: string | undefined;
@@ -228,7 +235,9 @@ export class Informer<T> {
         return { reason: "idle_timeout" };
       }
       if (end === "broken") return { reason: "error", error: new Error("watch stream broke") };
-      return { reason: "stream_end", healthy: this.#now() - started >= MIN_HEALTHY_STREAM_MS };
+      const healthy = this.#streamEvents > 0 || this.#now() - started >= MIN_HEALTHY_STREAM_MS;
+      if (healthy) this.#failingSince = undefined;
+      return { reason: "stream_end", healthy };
     } catch (error) {
       if (error instanceof GoneError || hasStatus(error, 410)) {
         this.#resourceVersion = "";
@@ -238,8 +247,9 @@ export class Informer<T> {
     } finally {
       const openedAt = this.#openedAt;
       this.#lastStreamLasted = openedAt !== undefined &&
-        this.#now() - openedAt >= MIN_HEALTHY_STREAM_MS;
+        (this.#streamEvents > 0 || this.#now() - openedAt >= MIN_HEALTHY_STREAM_MS);
       this.#openedAt = undefined;
+      this.#streamEvents = 0;
     }
   }
 
@@ -340,7 +350,10 @@ export class Informer<T> {
       }, {
         signal: watchEnd.signal,
         inactivityMs: this.#idleTimeoutMs(),
-        onOpen: () => (this.#openedAt = this.#now()),
+        onOpen: () => {
+          this.#openedAt = this.#now();
+          this.#streamEvents = 0;
+        },
         onLine: (line) => {
           if (failure !== undefined) return;
           failure = this.#apply(line);
@@ -374,6 +387,8 @@ export class Informer<T> {
         `watch error: ${event.object.message ?? JSON.stringify(event.object)}`,
       );
     }
+    // Progress: an ERROR event (a 410 among them) is not, or 410s in a row would not escalate.
+    this.#streamEvents++;
     const resourceVersion = event.object.metadata?.resourceVersion;
     if (resourceVersion !== undefined && resourceVersion !== "") {
       this.#resourceVersion = resourceVersion;

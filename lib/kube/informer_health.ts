@@ -4,7 +4,10 @@
  * list or watch and since when. Pure.
  */
 
-/** A stream that ends sooner than this (without an error) is a failure, as client-go's "very short watch". */
+/**
+ * A stream that ends sooner than this without an error and without a single
+ * event is a failure, as client-go's "very short watch" (there: 1 s).
+ */
 export const MIN_HEALTHY_STREAM_MS = 10_000;
 /** kube-apiserver's bookmark period (1 min, cacher's defaultBookmarkFrequency) plus margin. */
 export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 90_000;
@@ -30,8 +33,9 @@ export interface InformerHealth {
   lastEventAt?: number;
   /**
    * Since when it fails to list or watch, if it does: set by the first
-   * failure (error, idle watch, short stream), cleared by a complete list or
-   * by a stream that stayed open MIN_HEALTHY_STREAM_MS.
+   * failure (error, idle watch, short stream), cleared by a complete list,
+   * by a stream that stayed open MIN_HEALTHY_STREAM_MS or by one that ended
+   * after it sent an event.
    */
   failingSince?: number;
   lastError?: string;

@@ -316,6 +316,49 @@ Deno.test("Informer counts a stream shorter than the healthy minimum as a failur
   await running;
 });
 
+Deno.test("Informer resumes at once from the last resourceVersion after a short stream that sent events", async () => {
+  // kube-apiserver closes a watcher that falls behind its watch cache after
+  // any number of events; a backoff here would only delay them.
+  const clock = 1_000_000; // never advances: every stream is "short"
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]]],
+    watches: [
+      (options) => {
+        options.onLine(event("MODIFIED", { name: "a", rv: "5" }));
+        return Promise.resolve("end");
+      },
+      (options) => {
+        options.onLine(
+          JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "7" } } }),
+        );
+        return Promise.resolve("end");
+      },
+    ],
+  });
+  const { retries, log } = failureRetries();
+  const { cache, changes } = informer(rest, {
+    // A backoff would outlast until()'s 2 s.
+    backoff: { baseMs: 60_000, maxMs: 60_000 },
+    now: () => clock,
+    log,
+  });
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  await until(() => seen.watches.length === 3);
+  deepStrictEqual(
+    seen.watches.map((request) => request.query?.["resourceVersion"]),
+    ["list-1", "5", "7"],
+  );
+  deepStrictEqual(changes, ["add ns/a", "update ns/a"]);
+  deepStrictEqual(retries, [], "no failure announced");
+  const health = cache.health();
+  strictEqual(health.failingSince, undefined);
+  strictEqual(health.restarts.stream_end, 2);
+  strictEqual(seen.lists.length, 1, "resumed, not relisted");
+  stop.abort();
+  await running;
+});
+
 Deno.test("Informer starts its backoff over after a watch that lasted, however it ended", async () => {
   let clock = 1_000_000;
   const broken: WatchScript = () => Promise.reject(new Error("connection reset"));
