@@ -207,7 +207,9 @@ function createInvoker(deps: {
     const client = deps.clients[SERVICE_OF[method]] as unknown as UnaryClient;
     const started = performance.now();
     const log = deps.logger;
-    log.debug({ method: path, request: sanitizeCsiMessage(request) }, "CSI call");
+    // The sanitized copies are deep copies: made only for a line that is written.
+    const debug = log.isLevelEnabled("debug");
+    if (debug) log.debug({ method: path, request: sanitizeCsiMessage(request) }, "CSI call");
     deps.tracker.enter();
     return new Promise<CsiMethodTypes[M]["response"]>((resolve, reject) => {
       const settle = (code: number, error: CsiError | undefined, response?: unknown) => {
@@ -218,15 +220,7 @@ function createInvoker(deps: {
           code: grpcCodeName(code),
           seconds,
         });
-        if (error === undefined) {
-          log.debug(
-            { method: path, response: sanitizeCsiMessage(response), seconds },
-            "CSI response",
-          );
-        } else {log.debug(
-            { method: path, code: error.codeName, error: error.details, seconds },
-            "CSI error",
-          );}
+        if (debug) logOutcome(log, { path, error, response, seconds });
         deps.tracker.leave();
         if (error === undefined) resolve(response as CsiMethodTypes[M]["response"]);
         else reject(error);
@@ -250,4 +244,17 @@ function createInvoker(deps: {
       if (options.signal) unsubscribe = deps.aborts.subscribe(options.signal, () => call?.cancel());
     });
   };
+}
+
+/** The debug line of a finished call, its response sanitized. */
+function logOutcome(
+  log: Logger,
+  outcome: { path: string; error: CsiError | undefined; response: unknown; seconds: number },
+): void {
+  const { path: method, error, seconds } = outcome;
+  if (error === undefined) {
+    log.debug({ method, response: sanitizeCsiMessage(outcome.response), seconds }, "CSI response");
+  } else {
+    log.debug({ method, code: error.codeName, error: error.details, seconds }, "CSI error");
+  }
 }
