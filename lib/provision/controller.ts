@@ -181,7 +181,7 @@ export class ProvisionController {
       if (leavesNoVolume(error)) this.#deps.journal.clear(prepared.volumeName, "no_volume");
       return await this.#createFailed({ key, claim, storageClass, plan: prepared }, error, signal);
     }
-    this.#deps.race?.settled(claim.metadata.uid);
+    this.#deps.race?.settled(key, claim.metadata.uid);
     const outcome = await attempt.finish(prepared, response, signal);
     if (outcome.kind === "problem") return this.#report(claim, outcome, storageClass.metadata.name);
     if (outcome.kind === "refused") {

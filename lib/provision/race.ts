@@ -144,8 +144,8 @@ export class OwnershipRace {
   }
 
   /** CreateVolume created the claim's volume: the driver's capacity now counts it. */
-  settled(uid: string): void {
-    this.#commitments.settled(uid);
+  settled(key: string, uid: string): void {
+    this.#commitments.settled(key, uid);
   }
 
   /** Cancels every timer and turn (shutdown). */

@@ -79,12 +79,13 @@ export class Commitments {
     if (this.#byKey.get(key)?.uid === uid) this.#byKey.delete(key);
   }
 
-  /** CreateVolume answered for the claim: from now on the driver counts it (or refused it). */
-  settled(uid: string): void {
-    for (const [key, commitment] of this.#byKey) {
-      if (commitment.uid !== uid) continue;
-      this.#byKey.delete(key);
-      this.#settled.set(key, uid);
-    }
+  /**
+   * CreateVolume answered for the claim: from now on the driver counts it (or
+   * refused it). By key: a burst settles each of its many claims.
+   */
+  settled(key: string, uid: string): void {
+    if (this.#byKey.get(key)?.uid !== uid) return;
+    this.#byKey.delete(key);
+    this.#settled.set(key, uid);
   }
 }

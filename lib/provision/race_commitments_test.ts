@@ -32,13 +32,23 @@ Deno.test("Commitments: claims selected to this node count until bound, gone or 
 Deno.test("Commitments: a settled claim stops counting, even on its later changes before binding", () => {
   const commitments = new Commitments(NODE);
   commitments.observe({ key: "apps/a", new: selected("a", NODE) });
-  commitments.settled("uid-a");
+  commitments.settled("apps/a", "uid-a");
   strictEqual(commitments.bytes("fast"), 0n);
   commitments.observe({ key: "apps/a", new: selected("a", NODE) });
   strictEqual(commitments.bytes("fast"), 0n, "settled: the driver counts it");
   commitments.observe({ key: "apps/a", new: undefined });
   commitments.observe({ key: "apps/a", new: selected("a", NODE) });
   strictEqual(commitments.bytes("fast"), 2n * GI, "a new selection counts again");
+});
+
+Deno.test("Commitments: settling a claim leaves other claims and an older uid of the same key alone", () => {
+  const commitments = new Commitments(NODE);
+  commitments.observe({ key: "apps/a", new: selected("a", NODE) });
+  commitments.observe({ key: "apps/b", new: selected("b", NODE) });
+  commitments.settled("apps/a", "uid-of-an-earlier-claim-a");
+  strictEqual(commitments.bytes("fast"), 4n * GI, "not this claim a: nothing settled");
+  commitments.settled("apps/a", "uid-a");
+  strictEqual(commitments.bytes("fast"), 2n * GI, "only b counts");
 });
 
 Deno.test("Commitments: a turn's commitment is released only for its own claim", () => {

@@ -211,7 +211,7 @@ function buildWorld(options: WorldOptions) {
         return Promise.resolve({ kind: "done" });
       },
       released: (uid) => record.released.push(uid),
-      settled: (uid) => record.settled.push(uid),
+      settled: (_key, uid) => record.settled.push(uid),
     },
   }, {
     decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },
