@@ -235,7 +235,7 @@ export class Informer<T> {
         return { reason: "idle_timeout" };
       }
       if (end === "broken") return { reason: "error", error: new Error("watch stream broke") };
-      const healthy = this.#streamEvents > 0 || this.#now() - started >= MIN_HEALTHY_STREAM_MS;
+      const healthy = this.#streamProgressed(started);
       if (healthy) this.#failingSince = undefined;
       return { reason: "stream_end", healthy };
     } catch (error) {
@@ -246,11 +246,15 @@ export class Informer<T> {
       return { reason: "error", error };
     } finally {
       const openedAt = this.#openedAt;
-      this.#lastStreamLasted = openedAt !== undefined &&
-        (this.#streamEvents > 0 || this.#now() - openedAt >= MIN_HEALTHY_STREAM_MS);
+      this.#lastStreamLasted = openedAt !== undefined && this.#streamProgressed(openedAt);
       this.#openedAt = undefined;
       this.#streamEvents = 0;
     }
+  }
+
+  /** The stream started at `since` sent an event or stayed open MIN_HEALTHY_STREAM_MS. */
+  #streamProgressed(since: number): boolean {
+    return this.#streamEvents > 0 || this.#now() - since >= MIN_HEALTHY_STREAM_MS;
   }
 
   #noteFailure(pass: Pass, retryInMs: number): void {
