@@ -354,10 +354,7 @@ export class Informer<T> {
       }, {
         signal: watchEnd.signal,
         inactivityMs: this.#idleTimeoutMs(),
-        onOpen: () => {
-          this.#openedAt = this.#now();
-          this.#streamEvents = 0;
-        },
+        onOpen: () => (this.#openedAt = this.#now()),
         onLine: (line) => {
           if (failure !== undefined) return;
           failure = this.#apply(line);
