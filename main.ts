@@ -47,7 +47,7 @@ import { dumpJournal } from "./lib/journal/dump.ts";
 import { type FileJournal, openFileJournal } from "./lib/journal/file_journal.ts";
 import { createJournalMetrics } from "./lib/journal/metrics.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
-import { type Intent, INTENT_JOURNAL_SHAPE, parseIntent } from "./lib/provision/intent.ts";
+import { type Intent, INTENT_JOURNAL_SHAPE } from "./lib/provision/intent.ts";
 import type { DataSourceApi } from "./lib/provision/ports.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
@@ -84,7 +84,7 @@ export async function main(
       return 2;
     case "journalDump":
       return await dumpJournal(outcome.path, {
-        validate: parseIntent,
+        ...INTENT_JOURNAL_SHAPE,
         stdout: (text) => process.stdout.write(text),
         stderr: (text) => process.stderr.write(text),
       });

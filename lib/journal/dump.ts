@@ -4,13 +4,12 @@
  * container, which has no shell or jq of its own.
  */
 import { readFile } from "node:fs/promises";
-import { parseJournal } from "./format.ts";
+import { type JournalShape, parseJournal } from "./format.ts";
 
 /** Prints the journal at `path`; resolves to the exit code (1: missing or unreadable). */
-export async function dumpJournal(
+export async function dumpJournal<T>(
   path: string,
-  options: {
-    validate: (raw: unknown) => unknown;
+  options: JournalShape<T> & {
     stdout: (text: string) => void;
     stderr: (text: string) => void;
   },
@@ -22,7 +21,7 @@ export async function dumpJournal(
     options.stderr(`cannot read the intent journal ${path}: ${(error as Error).message}\n`);
     return 1;
   }
-  const parsed = parseJournal(text, options.validate);
+  const parsed = parseJournal(text, options);
   if (parsed.unreadable) {
     options.stderr(`the intent journal ${path} is unreadable: ${parsed.problems.join("; ")}\n`);
     return 1;

@@ -1,17 +1,18 @@
 /**
- * A journal in one file on the node's disk. Every change rewrites the file
- * atomically: the whole journal goes to `<file>.tmp`, which is fsynced and
- * renamed over the file, and then the directory is fsynced, so that after a
- * crash at any instant the file holds either the state before the change or
- * the one after, never a mix. Changes made while a write is running are
- * committed together by the next write (one fsync for many), and a record
- * resolves only once a write that includes it is on disk.
+ * A journal in one file on the node's disk (format.ts): each change is
+ * appended as a line and fdatasynced, and once the file has grown past
+ * twice its live entries (and at least `compactBytes`) the live entries are
+ * written to a new file that replaces it atomically (journal_file.ts). So
+ * after a crash at any instant the file holds the state before the change or
+ * the one after. Changes made while a write is running are committed
+ * together by the next write (one fdatasync for many), and a record resolves
+ * only once a write that includes it is on disk.
  *
  * A clear is not written on its own at once: it goes to disk with the next
  * record's write, or after `clearDelayMs` when none comes, or at close. An
  * entry still on disk after its clear is harmless: settling it after a crash
  * finds the volume held by its PV, or deletes it again (both idempotent). So
- * a claim costs one fsync'd rewrite instead of two when claims keep coming.
+ * a claim costs one fdatasync'd append instead of two when claims keep coming.
  *
  * A missing file is created (and its directory). A file that cannot be read
  * as a journal is renamed `<file>.corrupt-<time>` with one Warning log line
@@ -20,44 +21,22 @@
  * set-aside files are kept, and the journal refuses new entries beyond its
  * bounds, so its disk use stays bounded.
  */
-import { mkdir, open, rename, rm } from "node:fs/promises";
+import { Buffer } from "node:buffer";
+import { mkdir, rm } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { Logger } from "../log/logger.ts";
-import { serializeJournal } from "./format.ts";
-import { DEFAULT_MAX_BYTES, loadJournal } from "./load.ts";
-import type { JournalMetrics } from "./metrics.ts";
+import { clearLine, journalHeader, putLine, serializeJournal } from "./format.ts";
+import { JournalFile } from "./journal_file.ts";
+import { loadJournal } from "./load.ts";
+import {
+  DEFAULT_CLEAR_DELAY_MS,
+  DEFAULT_COMPACT_BYTES,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_ENTRIES,
+  type FileJournalOptions,
+} from "./options.ts";
 
-/** The steps of one write, in order (a crash test stops the process after each). */
-export type WriteStep = "tmp-written" | "tmp-synced" | "renamed" | "dir-synced";
-
-/** What the journal holds and how it is bounded. */
-export interface FileJournalOptions<T> {
-  /** The entry's key: one entry per key. */
-  keyOf(entry: T): string;
-  /**
-   * The group of entries the entry belongs to (an intent's claim), so that
-   * entriesOf() finds a group without a scan: a caller that asks once per
-   * event would otherwise pay for every entry in flight, every time.
-   */
-  groupOf(entry: T): string;
-  /** When the entry was first recorded (ISO 8601), for the age metric. */
-  sinceOf(entry: T): string;
-  /** Checks an entry read back from disk: the entry, or what is wrong with it. */
-  validate(raw: unknown): T | string;
-  logger: Logger;
-  metrics?: JournalMetrics;
-  /** Most entries at once (default 4096). */
-  maxEntries?: number;
-  /** Largest file, in bytes (default 32 MiB). */
-  maxBytes?: number;
-  /** Set-aside files kept (default 3); older ones are removed. */
-  keepSetAside?: number;
-  /** How long a clear waits for a record to be written with (default 1000 ms). */
-  clearDelayMs?: number;
-  /** Called after each step of every write: a seam for crash tests. */
-  afterStep?: (step: WriteStep) => Promise<void> | void;
-  now?: () => Date;
-}
+export type { WriteStep } from "./journal_file.ts";
+export type { FileJournalOptions } from "./options.ts";
 
 /** A record refused because the journal is at its bounds. */
 export class JournalFullError extends Error {
@@ -66,9 +45,6 @@ export class JournalFullError extends Error {
     this.name = "JournalFullError";
   }
 }
-
-const DEFAULT_MAX_ENTRIES = 4096;
-const DEFAULT_CLEAR_DELAY_MS = 1000;
 
 interface Waiter {
   resolve(): void;
@@ -83,7 +59,10 @@ export async function openFileJournal<T>(
   await mkdir(dirname(path), { recursive: true });
   await rm(`${path}.tmp`, { force: true });
   const loaded = await loadJournal(path, options);
-  const journal = new FileJournal(path, options, loaded.entries);
+  const file = loaded.rewrite
+    ? JournalFile.toReplace(path, options.afterStep)
+    : await JournalFile.forAppends(path, { bytes: loaded.bytes, afterStep: options.afterStep });
+  const journal = new FileJournal(file, options, loaded.entries);
   if (loaded.rewrite) await journal.flush();
   return journal;
 }
@@ -91,11 +70,15 @@ export async function openFileJournal<T>(
 /** The open journal. */
 export class FileJournal<T> {
   readonly path: string;
+  readonly #file: JournalFile;
   readonly #options: FileJournalOptions<T>;
-  readonly #entries = new Map<string, { entry: T; text: string }>();
+  readonly #entries = new Map<string, { entry: T; text: string; bytes: number }>();
   /** The keys of each group's entries (FileJournalOptions.groupOf). */
   readonly #groups = new Map<string, Set<string>>();
-  #bytes = 0;
+  /** The size of a file holding only the live entries (the header and their put lines). */
+  #bytes = Buffer.byteLength(journalHeader());
+  /** Lines of the changes not yet in any write. */
+  #unwritten: string[] = [];
   #waiters: Waiter[] = [];
   #writing = false;
   /** Clears not yet in any write. */
@@ -103,8 +86,9 @@ export class FileJournal<T> {
   #clearTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
 
-  constructor(path: string, options: FileJournalOptions<T>, entries: T[]) {
-    this.path = path;
+  constructor(file: JournalFile, options: FileJournalOptions<T>, entries: T[]) {
+    this.path = file.path;
+    this.#file = file;
     this.#options = options;
     for (const entry of entries) this.#put(entry);
     options.metrics?.observe(this);
@@ -152,8 +136,11 @@ export class FileJournal<T> {
     const text = JSON.stringify(entry);
     const previous = this.#entries.get(key);
     if (previous?.text === text) return;
-    this.#checkBounds(previous?.text.length ?? 0, text.length, key);
-    this.#put(entry, text);
+    const line = putLine(text);
+    const bytes = Buffer.byteLength(line);
+    this.#checkBounds(previous?.bytes ?? 0, bytes, key);
+    this.#put(entry, { text, bytes });
+    this.#unwritten.push(line);
     await this.#commit();
   }
 
@@ -167,8 +154,9 @@ export class FileJournal<T> {
     if (previous === undefined) return;
     this.#entries.delete(key);
     this.#ungroup(key, previous.entry);
-    this.#bytes -= previous.text.length;
+    this.#bytes -= previous.bytes;
     this.#options.metrics?.settled(outcome);
+    this.#unwritten.push(clearLine(key));
     this.#clearsUnwritten = true;
     if (this.#clearTimer !== undefined || this.#closed) return;
     const delay = this.#options.clearDelayMs ?? DEFAULT_CLEAR_DELAY_MS;
@@ -184,14 +172,15 @@ export class FileJournal<T> {
   }
 
   /**
-   * Writes clears still unwritten, and waits for a write in flight (the
-   * process exits after close); later clears are written only by a record.
+   * Writes clears still unwritten, waits for a write in flight and closes the
+   * file (the process exits after close); a later write opens it again.
    */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#clearTimer);
     this.#clearTimer = undefined;
     if (this.#clearsUnwritten || this.#writing) await this.#commitOrLog();
+    await this.#file.close();
   }
 
   async #writeClears(): Promise<void> {
@@ -221,12 +210,14 @@ export class FileJournal<T> {
     }
   }
 
-  #put(entry: T, text = JSON.stringify(entry)): void {
+  #put(entry: T, encoded?: { text: string; bytes: number }): void {
+    const text = encoded?.text ?? JSON.stringify(entry);
+    const bytes = encoded?.bytes ?? Buffer.byteLength(putLine(text));
     const key = this.#options.keyOf(entry);
     const previous = this.#entries.get(key);
     if (previous !== undefined) this.#ungroup(key, previous.entry);
-    this.#bytes += text.length - (previous?.text.length ?? 0);
-    this.#entries.set(key, { entry, text });
+    this.#bytes += bytes - (previous?.bytes ?? 0);
+    this.#entries.set(key, { entry, text, bytes });
     const group = this.#options.groupOf(entry);
     const keys = this.#groups.get(group) ?? new Set<string>();
     this.#groups.set(group, keys.add(key));
@@ -258,11 +249,13 @@ export class FileJournal<T> {
         this.#clearsUnwritten = false;
         clearTimeout(this.#clearTimer);
         this.#clearTimer = undefined;
-        const text = serializeJournal([...this.#entries.values()].map(({ text }) => text));
+        const lines = this.#unwritten.join("");
+        this.#unwritten = [];
         try {
-          await this.#writeAtomically(text);
+          await this.#write(lines);
           for (const waiter of batch) waiter.resolve();
         } catch (error) {
+          // The file's end is unknown now: the next write replaces it, with these changes in it.
           this.#clearsUnwritten ||= clears;
           this.#options.metrics?.writeFailed();
           for (const waiter of batch) waiter.reject(error);
@@ -273,26 +266,16 @@ export class FileJournal<T> {
     }
   }
 
-  async #writeAtomically(text: string): Promise<void> {
-    const step = this.#options.afterStep ?? (() => {});
-    const tmp = `${this.path}.tmp`;
-    const file = await open(tmp, "w", 0o600);
-    try {
-      await file.writeFile(text, { encoding: "utf8" });
-      await step("tmp-written");
-      await file.sync();
-    } finally {
-      await file.close();
+  /** Appends the changes' lines, or replaces the file by the live entries when it is due. */
+  async #write(lines: string): Promise<void> {
+    const compactBytes = this.#options.compactBytes ?? DEFAULT_COMPACT_BYTES;
+    const grown = this.#file.bytes + Buffer.byteLength(lines);
+    const due = compactBytes <= 0 || grown > Math.max(compactBytes, 2 * this.#bytes) ||
+      grown > (this.#options.maxBytes ?? DEFAULT_MAX_BYTES);
+    if (this.#file.mustReplace || due) {
+      await this.#file.replace(serializeJournal([...this.#entries.values()].map((e) => e.text)));
+    } else if (lines !== "") {
+      await this.#file.append(lines);
     }
-    await step("tmp-synced");
-    await rename(tmp, this.path);
-    await step("renamed");
-    const directory = await open(dirname(this.path), "r");
-    try {
-      await directory.sync();
-    } finally {
-      await directory.close();
-    }
-    await step("dir-synced");
   }
 }

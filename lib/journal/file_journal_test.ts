@@ -1,7 +1,8 @@
 /**
  * The file journal on a real filesystem (a temporary directory): created
- * when missing, read back after a reopen, rewritten atomically, bounded, and
- * an unreadable file set aside with one Warning line while the agent goes on.
+ * when missing, read back after a reopen, appended to and from time to time
+ * replaced atomically, bounded, and an unreadable file set aside with one
+ * Warning line while the agent goes on.
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
@@ -9,7 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Registry } from "prom-client";
 import { createLogger } from "../log/logger.ts";
-import { type FileJournalOptions, JournalFullError, openFileJournal } from "./file_journal.ts";
+import {
+  type FileJournalOptions,
+  JournalFullError,
+  openFileJournal,
+  type WriteStep,
+} from "./file_journal.ts";
+import { parseJournal } from "./format.ts";
 import { createJournalMetrics } from "./metrics.ts";
 
 interface Entry {
@@ -52,11 +59,10 @@ Deno.test("a missing journal (and its directory) is created, empty", async () =>
   const { options } = setUp();
   const journal = await openFileJournal(path, options);
   deepStrictEqual(journal.entries(), []);
-  deepStrictEqual(JSON.parse(await readFile(path, "utf8")), {
-    kind: "csi-node-provisioner-journal",
-    version: 1,
-    entries: [],
-  });
+  strictEqual(
+    await readFile(path, "utf8"),
+    '{"kind":"csi-node-provisioner-journal","version":2}\n',
+  );
 });
 
 Deno.test("entries survive a reopen; cleared ones do not; the file is only ours to read", async () => {
@@ -97,7 +103,7 @@ Deno.test("entries are found by key and by group; a replaced or cleared entry le
 Deno.test("changes made during a write are committed together by the next one", async () => {
   const path = await tempPath();
   let writes = 0;
-  const { options } = setUp({ afterStep: (step) => void (step === "renamed" && writes++) });
+  const { options } = setUp({ afterStep: (step) => void (isLastStep(step) && writes++) });
   const journal = await openFileJournal(path, options);
   writes = 0;
   await Promise.all(Array.from({ length: 50 }, (_, i) => journal.record(entry(`k${i}`))));
@@ -107,15 +113,23 @@ Deno.test("changes made during a write are committed together by the next one", 
   ok(writes <= 3, "recording the same entry again writes nothing");
 });
 
+/** The last step of an append or of a replacement: one write done. */
+function isLastStep(step: WriteStep): boolean {
+  return step === "synced" || step === "dir-synced";
+}
+
 /** The keys of the entries in the journal file, as on disk now. */
 async function keysOnDisk(path: string): Promise<string[]> {
-  return JSON.parse(await readFile(path, "utf8")).entries.map((entry: Entry) => entry.key);
+  const { options } = setUp();
+  const parsed = parseJournal(await readFile(path, "utf8"), options);
+  deepStrictEqual(parsed.problems, []);
+  return parsed.entries.map((entry) => entry.key);
 }
 
 Deno.test("a clear is written with the next record's write, not by a write of its own", async () => {
   const path = await tempPath();
   let writes = 0;
-  const { options } = setUp({ afterStep: (step) => void (step === "renamed" && writes++) });
+  const { options } = setUp({ afterStep: (step) => void (isLastStep(step) && writes++) });
   const journal = await openFileJournal(path, { ...options, clearDelayMs: 60_000 });
   await journal.record(entry("a"));
   writes = 0;
@@ -153,9 +167,7 @@ Deno.test("close waits for the delayed write of a clear that is in flight", asyn
   let slow = false;
   const { options } = setUp({
     afterStep: (step) =>
-      slow && step === "tmp-written"
-        ? new Promise((resolve) => setTimeout(resolve, 50))
-        : undefined,
+      slow && step === "appended" ? new Promise((resolve) => setTimeout(resolve, 50)) : undefined,
   });
   const journal = await openFileJournal(path, { ...options, clearDelayMs: 0 });
   await journal.record(entry("a"));
@@ -209,8 +221,13 @@ Deno.test("a journal of another version is set aside, not misread", async () => 
   const path = await tempPath();
   const { options } = setUp();
   await openFileJournal(path, options);
-  await writeFile(path, JSON.stringify({ kind: "csi-node-provisioner-journal", version: 2 }));
+  await writeFile(
+    path,
+    '{"kind":"csi-node-provisioner-journal","version":3}\n{"put":{"key":"a"}}\n',
+  );
   deepStrictEqual((await openFileJournal(path, options)).entries(), []);
+  const names = await readdir(join(path, ".."));
+  strictEqual(names.filter((name) => name.includes(".corrupt-")).length, 1);
 });
 
 Deno.test("only the newest set-aside files are kept", async () => {
@@ -262,7 +279,9 @@ Deno.test("a write that fails rejects record() and counts; clear() only logs", a
   const path = await tempPath();
   const { options, registry, lines } = setUp({
     afterStep: (step) => {
-      if (step === "tmp-written" && failing) throw new Error("EIO: disk gone");
+      if ((step === "appended" || step === "tmp-written") && failing) {
+        throw new Error("EIO: disk gone");
+      }
     },
   });
   let failing = false;
@@ -273,4 +292,107 @@ Deno.test("a write that fails rejects record() and counts; clear() only logs", a
   await journal.close();
   ok((await registry.metrics()).includes("csi_node_provisioner_journal_write_failures_total 2"));
   ok(lines.some((line) => line.includes("Writing the journal failed")), lines.join("\n"));
+});
+
+const HEADER = '{"kind":"csi-node-provisioner-journal","version":2}\n';
+const put = (e: Entry) => `{"put":${JSON.stringify(e)}}\n`;
+
+Deno.test("each change is appended as a line; the file is replaced by its live entries once it has grown past its bound", async () => {
+  const path = await tempPath();
+  const steps: WriteStep[] = [];
+  const { options } = setUp({ afterStep: (step) => void steps.push(step) });
+  const journal = await openFileJournal(path, { ...options, compactBytes: 600 });
+  steps.length = 0;
+  await journal.record(entry("a"));
+  journal.clear("a", "pv_saved");
+  await journal.record(entry("b"));
+  deepStrictEqual(steps, ["appended", "synced", "appended", "synced"]);
+  strictEqual(
+    await readFile(path, "utf8"),
+    `${HEADER}${put(entry("a"))}{"clear":"a"}\n${put(entry("b"))}`,
+  );
+  for (let i = 0; i < 10; i++) {
+    await journal.record(entry(`k${i}`));
+    journal.clear(`k${i}`, "pv_saved");
+  }
+  await journal.close();
+  ok(steps.includes("renamed"), steps.join());
+  const text = await readFile(path, "utf8");
+  ok(text.length <= 600, `${text.length} bytes on disk`);
+  ok(text.startsWith(`${HEADER}${put(entry("b"))}`), text);
+  deepStrictEqual(await keysOnDisk(path), ["b"]);
+});
+
+Deno.test("a last line cut short by a stop is dropped: the entries before it are kept, nothing is set aside, the file is written anew", async () => {
+  const path = await tempPath();
+  const { options, lines } = setUp();
+  await (await openFileJournal(path, options)).close();
+  await writeFile(path, `${HEADER}${put(entry("a"))}${put(entry("b"))}{"put":{"key":"c","si`);
+  const journal = await openFileJournal(path, options);
+  deepStrictEqual(journal.entries(), [entry("a"), entry("b")]);
+  strictEqual(await readFile(path, "utf8"), `${HEADER}${put(entry("a"))}${put(entry("b"))}`);
+  deepStrictEqual(await readdir(join(path, "..")), ["journal.json"]);
+  ok(lines.some((line) => line.includes("written anew")), lines.join("\n"));
+  ok(!lines.some((line) => line.includes('"level":"warn"')), lines.join());
+  await journal.record(entry("c"));
+  deepStrictEqual(await keysOnDisk(path), ["a", "b", "c"]);
+});
+
+Deno.test("a journal in the format before the log (version 1) is read and written anew as a log", async () => {
+  const path = await tempPath();
+  const { options } = setUp();
+  await (await openFileJournal(path, options)).close();
+  const v1 = (entries: Entry[]) =>
+    `{"kind":"csi-node-provisioner-journal","version":1,"entries":[\n  ${
+      entries.map((e) => JSON.stringify(e)).join(",\n  ")
+    }\n]}\n`;
+  await writeFile(path, v1([entry("a"), entry("b")]));
+  const journal = await openFileJournal(path, options);
+  deepStrictEqual(journal.entries(), [entry("a"), entry("b")]);
+  strictEqual(await readFile(path, "utf8"), `${HEADER}${put(entry("a"))}${put(entry("b"))}`);
+  deepStrictEqual(await readdir(join(path, "..")), ["journal.json"]);
+});
+
+Deno.test("a bad line amid the log keeps the entries of the others, in order, and sets the file aside", async () => {
+  const path = await tempPath();
+  const { options, lines } = setUp();
+  await (await openFileJournal(path, options)).close();
+  await writeFile(
+    path,
+    `${HEADER}${put(entry("a"))}garbage\n${put(entry("b"))}{"clear":"a"}\n${
+      put(entry("b", "replaced"))
+    }`,
+  );
+  deepStrictEqual((await openFileJournal(path, options)).entries(), [entry("b", "replaced")]);
+  const names = await readdir(join(path, ".."));
+  strictEqual(names.filter((name) => name.includes(".corrupt-")).length, 1);
+  ok(lines.some((line) => line.includes("line 3: neither a put nor a clear")), lines.join("\n"));
+});
+
+Deno.test("after a failed append the next write replaces the file, which then holds what the journal holds", async () => {
+  const path = await tempPath();
+  const steps: WriteStep[] = [];
+  let failing = false;
+  const { options } = setUp({
+    afterStep: (step) => {
+      steps.push(step);
+      if (step === "appended" && failing) throw new Error("EIO: disk gone");
+    },
+  });
+  const journal = await openFileJournal(path, options);
+  await journal.record(entry("a"));
+  failing = true;
+  await rejects(journal.record(entry("b")), /EIO/);
+  failing = false;
+  steps.length = 0;
+  journal.clear("a", "pv_saved");
+  await journal.record(entry("c"));
+  deepStrictEqual(steps, ["tmp-written", "tmp-synced", "renamed", "dir-synced"]);
+  strictEqual(await readFile(path, "utf8"), `${HEADER}${put(entry("b"))}${put(entry("c"))}`);
+  deepStrictEqual(await keysOnDisk(path), journal.entries().map((e) => e.key));
+  steps.length = 0;
+  await journal.record(entry("d"));
+  deepStrictEqual(steps, ["appended", "synced"], "appends again after the replacement");
+  await journal.close();
+  deepStrictEqual(await keysOnDisk(path), ["b", "c", "d"]);
 });

@@ -1,42 +1,62 @@
 /**
- * Reading the journal file at start: its entries, and whether it must be
- * written again because it was missing or had to be set aside (file_journal.ts
- * says how an unreadable journal is handled).
+ * Reading the journal file at start: its entries, its size, and whether it
+ * must be written anew because it was missing, cut short by a crash, of the
+ * older format, or had to be set aside (file_journal.ts says how an
+ * unreadable journal is handled).
  */
 import { open, readdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { FileJournalOptions } from "./file_journal.ts";
 import { parseJournal } from "./format.ts";
-
-/** Largest journal file, in bytes, unless the options say otherwise. */
-export const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
+import { DEFAULT_MAX_BYTES, type FileJournalOptions } from "./options.ts";
 const DEFAULT_KEEP_SET_ASIDE = 3;
 const SET_ASIDE_INFIX = ".corrupt-";
+
+/** The journal file at `path` as read at start. */
+export interface LoadedJournal<T> {
+  entries: T[];
+  /** The file's size in bytes. */
+  bytes: number;
+  /** The file must be written anew before anything is appended to it. */
+  rewrite: boolean;
+}
 
 /** The entries of the file at `path`, and whether the file must be written again. */
 export async function loadJournal<T>(
   path: string,
   options: FileJournalOptions<T>,
-): Promise<{ entries: T[]; rewrite: boolean }> {
+): Promise<LoadedJournal<T>> {
   let size: number;
   try {
     size = (await stat(path)).size;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { entries: [], rewrite: true };
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      return { entries: [], bytes: 0, rewrite: true };
+    }
     throw error;
   }
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   if (size > maxBytes) {
     await setAside(path, `${size} bytes, more than the journal's ${maxBytes}`, options);
-    return { entries: [], rewrite: true };
+    return { entries: [], bytes: 0, rewrite: true };
   }
   const handle = await open(path, "r");
   const text = await handle.readFile({ encoding: "utf8" }).finally(() => handle.close());
-  const parsed = parseJournal(text, options.validate);
-  if (parsed.problems.length === 0) return { entries: parsed.entries, rewrite: false };
+  const parsed = parseJournal(text, options);
+  if (parsed.problems.length === 0) {
+    if (parsed.rewrite) logCutShort(path, parsed.entries.length, options);
+    return { entries: parsed.entries, bytes: size, rewrite: parsed.rewrite };
+  }
   const kept = parsed.unreadable ? "" : `; kept its ${parsed.entries.length} valid entries`;
   await setAside(path, `${parsed.problems.slice(0, 3).join("; ")}${kept}`, options);
-  return { entries: parsed.entries, rewrite: true };
+  return { entries: parsed.entries, bytes: 0, rewrite: true };
+}
+
+/** A file written anew without damage: the older format, or a last append a crash cut short. */
+function logCutShort<T>(path: string, entries: number, options: FileJournalOptions<T>): void {
+  options.logger.info(
+    { journal: path, entries },
+    "Intent journal written anew (its last write was cut short by a stop, or it has the older format)",
+  );
 }
 
 /** Renames an unreadable journal out of the way, with the one Warning line that names it. */

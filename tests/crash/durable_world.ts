@@ -3,8 +3,10 @@
  * API server's uid and binding), the driver's volumes and the PVs, in one
  * JSON file rewritten atomically after each change, and the provisioning
  * controller of lib/provision over it with the real file journal. Each
- * step of the journal protocol can be paused (`pause`), so that a parent
- * process can SIGKILL this one exactly there.
+ * step of the journal protocol (appended and synced; or, when the file is
+ * replaced, temporary file written, synced, renamed, directory synced) can
+ * be paused (`pause`), so that a parent process can SIGKILL this one
+ * exactly there.
  */
 import { FakeDataSources } from "../fakes/data_sources.ts";
 import { randomUUID } from "node:crypto";
@@ -47,6 +49,7 @@ export function writeState(path: string, state: WorldState): void {
 export async function openWorld(
   paths: { state: string; journal: string },
   pause: (step: string) => Promise<void>,
+  options: { replaceEveryWrite?: boolean } = {},
 ): Promise<
   { controller: ProvisionController; journal: FileJournal<Intent>; keys: () => string[] }
 > {
@@ -56,6 +59,8 @@ export async function openWorld(
   const journal = await openFileJournal(paths.journal, {
     ...INTENT_JOURNAL_SHAPE,
     logger: quiet,
+    // 0: every write replaces the file, so that its replacement's steps are killed at too.
+    ...(options.replaceEveryWrite ? { compactBytes: 0 } : {}),
     // Creating the missing journal at start is not a step of provisioning.
     afterStep: (step) => opened ? pause(`journal-${step}`) : undefined,
   });

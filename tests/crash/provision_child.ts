@@ -4,12 +4,16 @@
  * `--pause`, it prints `STEP <name>` at each step and waits for a line on
  * stdin before going on, so the parent can SIGKILL it at that step. Without,
  * it is the agent after the restart: it syncs every claim and every intent
- * until all are done, then prints `DONE` and exits 0.
+ * until all are done, then prints `DONE` and exits 0. With
+ * `--replace-every-write`, every journal write replaces the file instead of
+ * appending to it.
  */
 import { intentKey } from "../../lib/provision/intent.ts";
 import { openWorld } from "./durable_world.ts";
 
-const [statePath, journalPath, mode] = Deno.args;
+const [statePath, journalPath] = Deno.args;
+const pausing = Deno.args.includes("--pause");
+const replaceEveryWrite = Deno.args.includes("--replace-every-write");
 const lines = (async function* () {
   const decoder = new TextDecoder();
   let buffer = "";
@@ -24,12 +28,14 @@ const lines = (async function* () {
 })();
 const encoder = new TextEncoder();
 const pause = async (step: string) => {
-  if (mode !== "--pause") return;
+  if (!pausing) return;
   await Deno.stdout.write(encoder.encode(`STEP ${step}\n`));
   await lines.next();
 };
 
-const world = await openWorld({ state: statePath!, journal: journalPath! }, pause);
+const world = await openWorld({ state: statePath!, journal: journalPath! }, pause, {
+  replaceEveryWrite,
+});
 const signal = new AbortController().signal;
 for (let round = 0; round < 10; round++) {
   const keys = new Set([...world.keys(), ...world.journal.entries().map(intentKey)]);

@@ -2,9 +2,11 @@
  * The journal protocol under SIGKILL, between every pair of its steps: a
  * process provisions a claim (tests/crash/provision_child.ts: the real
  * controller, PV saver and file journal over a world kept in a file) and is
- * killed at one step: after each step of writing the intent (temporary file
- * written, fsynced, renamed, directory fsynced), after the driver made the
- * volume, after the PV was saved, and after each step of clearing the intent.
+ * killed at one step: after each step of writing the intent (its line
+ * appended, fdatasynced; and in a second test, with every write replacing
+ * the file: temporary file written, fsynced, renamed, directory fsynced),
+ * after the driver made the volume, after the PV was saved, and after each
+ * step of clearing the intent.
  * Then the claim is kept, or deleted and created again under the same name
  * (a new uid), and a fresh process recovers from the files alone. Whatever
  * the step: the claim has exactly one volume with a PV holding it, no volume
@@ -14,6 +16,8 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseJournal } from "../../lib/journal/format.ts";
+import { INTENT_JOURNAL_SHAPE } from "../../lib/provision/intent.ts";
 import { claim, CLAIM_UID } from "../builders/provision.ts";
 import { readState, writeState } from "./durable_world.ts";
 
@@ -29,7 +33,7 @@ interface Run {
 /** Runs the child; with killAt, SIGKILLs it when it reaches that step (0-based). */
 async function runChild(
   dir: string,
-  options: { pause: boolean; killAt?: number },
+  options: { pause: boolean; killAt?: number; replaceEveryWrite: boolean },
 ): Promise<Run> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -40,6 +44,7 @@ async function runChild(
       join(dir, "world.json"),
       join(dir, "journal.json"),
       ...(options.pause ? ["--pause"] : []),
+      ...(options.replaceEveryWrite ? ["--replace-every-write"] : []),
     ],
     stdin: "piped",
     stdout: "piped",
@@ -89,19 +94,23 @@ function checkWorld(dir: string, uids: { provisioned: string }, what: string): v
   for (const [volume, id] of Object.entries(state.volumes)) {
     strictEqual(state.pvs[volume]?.spec.csi?.volumeHandle, id, `${what}: volume ${volume} leaked`);
   }
-  const journal = JSON.parse(Deno.readTextFileSync(join(dir, "journal.json")));
-  deepStrictEqual(journal.entries, [], `${what}: journal not empty`);
+  const journal = parseJournal(
+    Deno.readTextFileSync(join(dir, "journal.json")),
+    INTENT_JOURNAL_SHAPE,
+  );
+  deepStrictEqual([journal.entries, journal.problems], [[], []], `${what}: journal not empty`);
 }
 
-Deno.test("a process SIGKILLed between every pair of steps of the journal protocol: nothing leaks, the claim is provisioned", async (t) => {
+/** Kills the child after each step in turn, keeping or recreating the claim, and recovers. */
+async function killedAtEveryStep(
+  t: Deno.TestContext,
+  journal: { replaceEveryWrite: boolean; writeSteps: string[] },
+): Promise<void> {
+  const { replaceEveryWrite } = journal;
   const reference = await freshWorld();
-  const { steps } = await runChild(reference, { pause: true });
-  deepStrictEqual(steps, [
-    ...["tmp-written", "tmp-synced", "renamed", "dir-synced"].map((step) => `journal-${step}`),
-    "volume-created",
-    "pv-saved",
-    ...["tmp-written", "tmp-synced", "renamed", "dir-synced"].map((step) => `journal-${step}`),
-  ]);
+  const { steps } = await runChild(reference, { pause: true, replaceEveryWrite });
+  const writeSteps = journal.writeSteps.map((step) => `journal-${step}`);
+  deepStrictEqual(steps, [...writeSteps, "volume-created", "pv-saved", ...writeSteps]);
   checkWorld(reference, { provisioned: CLAIM_UID }, "no kill");
   const outcomes: string[] = [];
   for (const [index, step] of steps.entries()) {
@@ -109,13 +118,15 @@ Deno.test("a process SIGKILLed between every pair of steps of the journal protoc
       const kept = await freshWorld();
       const recreated = await freshWorld();
       await Promise.all(
-        [kept, recreated].map((dir) => runChild(dir, { pause: true, killAt: index })),
+        [kept, recreated].map((dir) =>
+          runChild(dir, { pause: true, killAt: index, replaceEveryWrite })
+        ),
       );
       const state = readState(join(recreated, "world.json"));
       state.claims["apps/data"] = claim({ metadata: { uid: NEW_UID } });
       writeState(join(recreated, "world.json"), state);
       const recovered = await Promise.all(
-        [kept, recreated].map((dir) => runChild(dir, { pause: false })),
+        [kept, recreated].map((dir) => runChild(dir, { pause: false, replaceEveryWrite })),
       );
       strictEqual(recovered.every((run) => run.done === "DONE 0"), true, JSON.stringify(recovered));
       checkWorld(kept, { provisioned: CLAIM_UID }, `claim kept, killed after ${step}`);
@@ -129,4 +140,15 @@ Deno.test("a process SIGKILLed between every pair of steps of the journal protoc
   console.log(
     `killed at ${steps.length} steps × 2 (claim kept, recreated):\n  ${outcomes.join("\n  ")}`,
   );
+}
+
+Deno.test("a process SIGKILLed between every pair of steps of the journal protocol: nothing leaks, the claim is provisioned", async (t) => {
+  await killedAtEveryStep(t, { replaceEveryWrite: false, writeSteps: ["appended", "synced"] });
+});
+
+Deno.test("the same with every journal write replacing the file: nothing leaks, the claim is provisioned", async (t) => {
+  await killedAtEveryStep(t, {
+    replaceEveryWrite: true,
+    writeSteps: ["tmp-written", "tmp-synced", "renamed", "dir-synced"],
+  });
 });

@@ -1,0 +1,138 @@
+/**
+ * The journal's file on the node's disk, written two ways. An append writes
+ * the new lines at the end through a handle kept open and fdatasyncs it: a
+ * crash during it leaves at most a cut-short last line, which the reader
+ * drops (format.ts). A replacement writes the whole journal to
+ * `<file>.tmp`, fsyncs it, renames it over the file and fsyncs the
+ * directory, so that a crash at any instant leaves the old file or the new
+ * one, never a mix; its handle then serves the appends that follow.
+ *
+ * An append costs two system calls where a replacement costs eight and
+ * writes every live entry again: measured in the compiled agent's runtime,
+ * 0.2-0.3 ms of CPU for an append against 0.9-1.0 ms for a replacement of a
+ * 1 KB journal. After any failed write the state of the file's end is not
+ * known, so the next write must be a replacement.
+ */
+import { Buffer } from "node:buffer";
+import { type FileHandle, open, rename } from "node:fs/promises";
+import { dirname } from "node:path";
+
+/** The steps of a write, in order (a crash test stops the process after each). */
+export type WriteStep =
+  | "appended"
+  | "synced"
+  | "tmp-written"
+  | "tmp-synced"
+  | "renamed"
+  | "dir-synced";
+
+/** Called after each step of every write: a seam for crash tests. */
+export type AfterStep = (step: WriteStep) => Promise<void> | void;
+
+/** The journal's file: its size and the handle that appends to it. */
+export class JournalFile {
+  readonly path: string;
+  readonly #afterStep: AfterStep;
+  #handle: FileHandle | undefined;
+  #bytes = 0;
+  #mustReplace = true;
+
+  private constructor(path: string, afterStep: AfterStep | undefined) {
+    this.path = path;
+    this.#afterStep = afterStep ?? (() => {});
+  }
+
+  /** A file whose first write will replace whatever is at `path` (missing or to be repaired). */
+  static toReplace(path: string, afterStep?: AfterStep): JournalFile {
+    return new JournalFile(path, afterStep);
+  }
+
+  /** The good file at `path`, `bytes` long, ready for appends. */
+  static async forAppends(
+    path: string,
+    options: { bytes: number; afterStep?: AfterStep | undefined },
+  ): Promise<JournalFile> {
+    const file = new JournalFile(path, options.afterStep);
+    file.#handle = await open(path, "a");
+    file.#bytes = options.bytes;
+    file.#mustReplace = false;
+    return file;
+  }
+
+  /** The file's size in bytes, as this process wrote it. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** True until a replacement succeeds, after the start or any failed write. */
+  get mustReplace(): boolean {
+    return this.#mustReplace;
+  }
+
+  /** Writes `text` at the end and waits until it is on disk. */
+  async append(text: string): Promise<void> {
+    if (this.#mustReplace || this.#handle === undefined) {
+      throw new Error(`the journal ${this.path} must be replaced before it is appended to`);
+    }
+    this.#mustReplace = true;
+    const written = await writeAll(this.#handle, text);
+    await this.#afterStep("appended");
+    await this.#handle.datasync();
+    await this.#afterStep("synced");
+    this.#bytes += written;
+    this.#mustReplace = false;
+  }
+
+  /** Replaces the file by one holding `text`, atomically, and appends to that one from now on. */
+  async replace(text: string): Promise<void> {
+    this.#mustReplace = true;
+    const tmp = `${this.path}.tmp`;
+    // Its handle then appends by writing at its offset, which every write moves to the end.
+    const file = await open(tmp, "w", 0o600);
+    try {
+      const written = await writeAll(file, text);
+      await this.#afterStep("tmp-written");
+      await file.sync();
+      await this.#afterStep("tmp-synced");
+      await rename(tmp, this.path);
+      await this.#afterStep("renamed");
+      await syncDirectory(dirname(this.path));
+      await this.#afterStep("dir-synced");
+      await this.#handle?.close();
+      this.#handle = file;
+      this.#bytes = written;
+      this.#mustReplace = false;
+    } catch (error) {
+      await file.close();
+      throw error;
+    }
+  }
+
+  /** Closes the handle; a later write replaces the file. */
+  async close(): Promise<void> {
+    const handle = this.#handle;
+    this.#handle = undefined;
+    this.#mustReplace = true;
+    await handle?.close();
+  }
+}
+
+/** Writes all of `text`; a short write (a full disk) is an error, not a silent cut. */
+async function writeAll(handle: FileHandle, text: string): Promise<number> {
+  const bytes = Buffer.from(text, "utf8");
+  const { bytesWritten } = await handle.write(bytes);
+  if (bytesWritten !== bytes.length) {
+    throw new Error(`wrote ${bytesWritten} of ${bytes.length} bytes`);
+  }
+  return bytesWritten;
+}
+
+/** Makes a rename in `directory` durable. */
+async function syncDirectory(directory: string): Promise<void> {
+  const handle = await open(directory, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
