@@ -49,7 +49,7 @@ const CATEGORIES: readonly [string, (frame: Frame) => boolean][] = [
   ],
   [
     "informers: watch lines → trim → filter → enqueue",
-    urlMatches(/lib\/kube\/(informer|trim|caches)/),
+    urlMatches(/lib\/kube\/(informer|trim|caches|managed_fields)/),
   ],
   ["events writer", urlMatches(/lib\/kube\/events/)],
   [

@@ -79,6 +79,8 @@ export class FileJournal<T> {
   #bytes = Buffer.byteLength(journalHeader());
   /** Lines of the changes not yet in any write. */
   #unwritten: string[] = [];
+  /** The UTF-8 length of the unwritten lines, known as they are made. */
+  #unwrittenBytes = 0;
   #waiters: Waiter[] = [];
   #writing = false;
   /** Clears not yet in any write. */
@@ -141,6 +143,7 @@ export class FileJournal<T> {
     this.#checkBounds(previous?.bytes ?? 0, bytes, key);
     this.#put(entry, { text, bytes });
     this.#unwritten.push(line);
+    this.#unwrittenBytes += bytes;
     await this.#commit();
   }
 
@@ -156,7 +159,9 @@ export class FileJournal<T> {
     this.#ungroup(key, previous.entry);
     this.#bytes -= previous.bytes;
     this.#options.metrics?.settled(outcome);
-    this.#unwritten.push(clearLine(key));
+    const line = clearLine(key);
+    this.#unwritten.push(line);
+    this.#unwrittenBytes += Buffer.byteLength(line);
     this.#clearsUnwritten = true;
     if (this.#clearTimer !== undefined || this.#closed) return;
     const delay = this.#options.clearDelayMs ?? DEFAULT_CLEAR_DELAY_MS;
@@ -250,9 +255,11 @@ export class FileJournal<T> {
         clearTimeout(this.#clearTimer);
         this.#clearTimer = undefined;
         const lines = this.#unwritten.join("");
+        const bytes = this.#unwrittenBytes;
         this.#unwritten = [];
+        this.#unwrittenBytes = 0;
         try {
-          await this.#write(lines);
+          await this.#write(lines, bytes);
           for (const waiter of batch) waiter.resolve();
         } catch (error) {
           // The file's end is unknown now: the next write replaces it, with these changes in it.
@@ -267,15 +274,19 @@ export class FileJournal<T> {
   }
 
   /** Appends the changes' lines, or replaces the file by the live entries when it is due. */
-  async #write(lines: string): Promise<void> {
+  async #write(lines: string, bytes: number): Promise<void> {
     const compactBytes = this.#options.compactBytes ?? DEFAULT_COMPACT_BYTES;
-    const grown = this.#file.bytes + Buffer.byteLength(lines);
+    const grown = this.#file.bytes + bytes;
     const due = compactBytes <= 0 || grown > Math.max(compactBytes, 2 * this.#bytes) ||
       grown > (this.#options.maxBytes ?? DEFAULT_MAX_BYTES);
     if (this.#file.mustReplace || due) {
-      await this.#file.replace(serializeJournal([...this.#entries.values()].map((e) => e.text)));
+      await this.#file.replace(serializeJournal(textsOf(this.#entries.values())));
     } else if (lines !== "") {
       await this.#file.append(lines);
     }
   }
+}
+
+function* textsOf(entries: Iterable<{ text: string }>): Iterable<string> {
+  for (const entry of entries) yield entry.text;
 }

@@ -43,7 +43,7 @@ export async function loadJournal<T>(
   const text = await handle.readFile({ encoding: "utf8" }).finally(() => handle.close());
   const parsed = parseJournal(text, options);
   if (parsed.problems.length === 0) {
-    if (parsed.rewrite) logCutShort(path, parsed.entries.length, options);
+    if (parsed.rewrite) logWrittenAnew(path, parsed.entries.length, options);
     return { entries: parsed.entries, bytes: size, rewrite: parsed.rewrite };
   }
   const kept = parsed.unreadable ? "" : `; kept its ${parsed.entries.length} valid entries`;
@@ -52,7 +52,7 @@ export async function loadJournal<T>(
 }
 
 /** A file written anew without damage: the older format, or a last append a crash cut short. */
-function logCutShort<T>(path: string, entries: number, options: FileJournalOptions<T>): void {
+function logWrittenAnew<T>(path: string, entries: number, options: FileJournalOptions<T>): void {
   options.logger.info(
     { journal: path, entries },
     "Intent journal written anew (its last write was cut short by a stop, or it has the older format)",

@@ -29,6 +29,7 @@ import {
 } from "./informer_health.ts";
 import { hasStatus, KubeApiError, type StreamEnd } from "./rest_types.ts";
 import type { KubeRest } from "./rest.ts";
+import { withoutManagedFields } from "./managed_fields.ts";
 import type { CacheChange, InformerOptions, ListPage, WatchEvent } from "./informer_types.ts";
 
 export type { CacheChange, InformerOptions, RawObject } from "./informer_types.ts";
@@ -301,6 +302,7 @@ export class Informer<T> {
         query: this.#selectors({ limit: this.#options.pageSize ?? 500, continue: continueToken }),
         signal,
         unmetered: continueToken !== undefined,
+        withoutManagedFields: true,
       });
       for (const raw of page.items ?? []) {
         const object = this.#options.trim(raw);
@@ -378,7 +380,8 @@ export class Informer<T> {
     this.#lastEventAt = this.#now();
     let event: WatchEvent;
     try {
-      event = JSON.parse(line) as WatchEvent;
+      // The trim functions drop managedFields; cut, they are never allocated.
+      event = JSON.parse(withoutManagedFields(line)) as WatchEvent;
     } catch {
       return new WatchEventError(`watch sent a line that is not JSON: ${line.slice(0, 200)}`);
     }

@@ -44,6 +44,11 @@ export interface KubeRequest {
    * instead of parsing the object kube-apiserver sends back.
    */
   unread?: boolean;
+  /**
+   * The caller keeps no managedFields (an informer's list): they are cut from
+   * the answer's text before it is parsed (managed_fields.ts).
+   */
+  withoutManagedFields?: boolean;
   signal?: AbortSignal;
 }
 
@@ -101,6 +106,7 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
       signal: request.signal,
       aborts,
       unread: request.unread === true,
+      withoutManagedFields: request.withoutManagedFields === true,
     };
   };
   const answers = new Answers();

@@ -11,6 +11,7 @@
  */
 import type { AbortFanout, Unsubscribe } from "../queue/abort_fanout.ts";
 import type { FetchLike } from "../runtime/platform.ts";
+import { withoutManagedFields } from "./managed_fields.ts";
 import { apiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
 
 /** One request, ready for fetch. */
@@ -25,6 +26,8 @@ export interface FetchParts {
   aborts: AbortFanout;
   /** The caller does not use a successful answer: its body is read but not parsed. */
   unread?: boolean;
+  /** The answer's text is parsed without its objects' managedFields (managed_fields.ts). */
+  withoutManagedFields?: boolean;
 }
 
 /**
@@ -80,7 +83,8 @@ export async function fetchJson(parts: FetchParts, timeouts: RequestTimeouts): P
       return undefined;
     }
     const text = await response.text();
-    return text === "" ? undefined : JSON.parse(text);
+    if (text === "") return undefined;
+    return JSON.parse(parts.withoutManagedFields ? withoutManagedFields(text) : text);
   } catch (error) {
     throw controller.signal.reason instanceof RequestTimeoutError
       ? controller.signal.reason

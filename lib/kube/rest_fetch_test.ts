@@ -39,6 +39,19 @@ Deno.test("fetchJson() parses the answer, gives undefined for an empty one", asy
   strictEqual(await fetchJson(parts(answer("")), T), undefined);
 });
 
+Deno.test("fetchJson() parses a list without its items' managedFields only when asked", async () => {
+  const item = {
+    metadata: { name: "a", managedFields: [{ manager: "m", fieldsV1: { "f:spec": {} } }] },
+    spec: { volumeName: "pv-a" },
+  };
+  const list = JSON.stringify({ items: [item] });
+  const answer = () => Promise.resolve(new Response(list, { status: 200 }));
+  deepStrictEqual(await fetchJson({ ...parts(answer), withoutManagedFields: true }, T), {
+    items: [{ metadata: { name: "a" }, spec: { volumeName: "pv-a" } }],
+  });
+  deepStrictEqual(await fetchJson(parts(answer), T), { items: [item] });
+});
+
 Deno.test("fetchJson() of an unread answer reads the body to its end and parses nothing", async () => {
   let drained = false;
   const created = () => {
