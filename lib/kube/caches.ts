@@ -52,6 +52,7 @@ export function createProvisioningCaches(
       trim: (raw) => trimPersistentVolume(raw, { keep: keepVolume }),
       resourceVersionOf: (pv) => pv.metadata.resourceVersion ?? "",
       logger,
+      cutManagedFields: true,
       ...idle,
     });
   return {
@@ -61,6 +62,7 @@ export function createProvisioningCaches(
       trim: (raw) => trimClaim(raw, { nodeName }),
       resourceVersionOf: (claim) => claim.metadata.resourceVersion,
       logger,
+      cutManagedFields: true,
       ...idle,
     }),
     classes: new Informer(rest, {
@@ -69,6 +71,7 @@ export function createProvisioningCaches(
       trim: trimStorageClass,
       resourceVersionOf: (storageClass) => storageClass.metadata.resourceVersion,
       logger,
+      cutManagedFields: true,
       ...idle,
     }),
     // This node's PVs carry its labels; PVs provisioned before (by upstream's
@@ -98,6 +101,7 @@ export function createAttachmentCache(
     trim: (raw) => trimVolumeAttachment(raw, { driverName: options.driverName }),
     resourceVersionOf: (attachment) => attachment.resourceVersion,
     logger: options.logger,
+    cutManagedFields: true,
     ...idleOption(options),
   });
   const byVolume = new Map<string, Map<string, string>>();
@@ -130,6 +134,7 @@ export function createCapacityCache(
     trim: trimStorageCapacity,
     resourceVersionOf: (object) => object.metadata.resourceVersion,
     logger: options.logger,
+    cutManagedFields: true,
     ...idleOption(options),
   });
 }
@@ -159,6 +164,7 @@ export function createPublishedCapacityCache(
     trim: trimPublishedCapacity,
     resourceVersionOf: (object) => object.resourceVersion,
     logger: options.logger,
+    cutManagedFields: true,
     ...idleOption(options),
   });
   const byClass = new Map<string, Map<string, PublishedCapacity>>();

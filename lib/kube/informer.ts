@@ -302,7 +302,7 @@ export class Informer<T> {
         query: this.#selectors({ limit: this.#options.pageSize ?? 500, continue: continueToken }),
         signal,
         unmetered: continueToken !== undefined,
-        withoutManagedFields: true,
+        withoutManagedFields: this.#options.cutManagedFields === true,
       });
       for (const raw of page.items ?? []) {
         const object = this.#options.trim(raw);
@@ -381,7 +381,8 @@ export class Informer<T> {
     let event: WatchEvent;
     try {
       // The trim functions drop managedFields; cut, they are never allocated.
-      event = JSON.parse(withoutManagedFields(line)) as WatchEvent;
+      const text = this.#options.cutManagedFields === true ? withoutManagedFields(line) : line;
+      event = JSON.parse(text) as WatchEvent;
     } catch {
       return new WatchEventError(`watch sent a line that is not JSON: ${line.slice(0, 200)}`);
     }

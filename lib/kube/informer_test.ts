@@ -485,3 +485,52 @@ Deno.test("Informer health(): last list, last event, failing since the first err
   stop.abort();
   await running;
 });
+
+Deno.test("Informer cuts managedFields before parsing only for a built-in kind", async () => {
+  // A claim's watch line as kube-apiserver writes a built-in kind: managedFields end its metadata.
+  const line = JSON.stringify({
+    type: "ADDED",
+    object: {
+      metadata: {
+        name: "b",
+        namespace: "ns",
+        resourceVersion: "5",
+        managedFields: [{ manager: "kube-scheduler", fieldsV1: { "f:metadata": {} } }],
+      },
+      spec: { volumeName: "pv-b" },
+    },
+  });
+  const seenByTrim = async (cutManagedFields: boolean) => {
+    const { rest, seen } = scriptedRest({
+      lists: [[[]]],
+      watches: [(options) => Promise.resolve(options.onLine(line))],
+    });
+    const trimmed: RawObject[] = [];
+    const cache = new Informer<RawObject>(rest, {
+      resource: "things",
+      path: "/api/v1/things",
+      trim: (object) => (trimmed.push(object), object),
+      resourceVersionOf: (object) => object.metadata.resourceVersion ?? "",
+      logger: createLogger({ verbosity: 0, format: "json", sink: { write: () => {} } }),
+      cutManagedFields,
+    });
+    const stop = new AbortController();
+    const running = cache.run(stop.signal);
+    await until(() => trimmed.length === 1);
+    stop.abort();
+    await running;
+    return { object: trimmed[0], listCut: seen.lists[0]?.withoutManagedFields };
+  };
+  const cut = await seenByTrim(true);
+  deepStrictEqual(cut.object, {
+    metadata: { name: "b", namespace: "ns", resourceVersion: "5" },
+    spec: { volumeName: "pv-b" },
+  });
+  strictEqual(cut.listCut, true, "list pages are cut too");
+  const whole = await seenByTrim(false);
+  ok(
+    "managedFields" in (whole.object?.metadata ?? {}),
+    "a custom resource's object is parsed whole",
+  );
+  strictEqual(whole.listCut, false);
+});

@@ -35,6 +35,13 @@ export interface InformerOptions<T> {
    * ended and the resource listed again. Default DEFAULT_WATCH_IDLE_TIMEOUT_MS.
    */
   idleTimeoutMs?: number;
+  /**
+   * The resource is a built-in kind: its JSON is written from a Go struct, so
+   * metadata.managedFields ends ObjectMeta, and managed_fields.ts may cut them
+   * out of the text before it is parsed. Not for custom resources (a
+   * VolumeSnapshot): their keys are written sorted, managedFields before name.
+   */
+  cutManagedFields?: boolean;
   random?: () => number;
   /** Wall clock for health(); tests inject one. */
   now?: () => number;

@@ -6,9 +6,10 @@
  * JSON.parse would allocate (a FieldsV1 trie per manager), to be dropped at
  * once.
  *
- * Why a cut in the text is sound: kube-apiserver writes ObjectMeta's fields in
- * the order of the Go struct (k8s.io/apimachinery/pkg/apis/meta/v1/types.go),
- * managedFields last, in compact JSON. So a cut starts at `,"managedFields":[{`
+ * Why a cut in the text is sound: kube-apiserver writes a built-in kind's
+ * ObjectMeta fields in the order of the Go struct
+ * (k8s.io/apimachinery/pkg/apis/meta/v1/types.go), managedFields last, in
+ * compact JSON. So a cut starts at `,"managedFields":[{`
  * (a `"` after `,` and before a letter opens a string, so this is the key,
  * never text inside a string) and ends at the array's `]`, found as `}]},"`
  * and a letter: the last entry closes, the array closes, metadata closes, the
@@ -18,6 +19,10 @@
  * string and be followed by `:`, `,`, `}` or `]`, never a letter. Text that
  * does not have this shape (metadata last in its object, an empty array, no
  * managedFields at all) is left as it is: parsing it whole costs only time.
+ *
+ * Only for built-in kinds (InformerOptions.cutManagedFields): a custom
+ * resource is written from a map, keys sorted, managedFields before name, so
+ * a later `}]},"` of its spec could pass for the array's end.
  */
 
 // The key without its `,"`: a search for a rare first letter skips faster than for `,`.
@@ -35,24 +40,28 @@ export function withoutManagedFields(json: string): string {
   let copiedTo = 0;
   while (name >= 0) {
     const from = name + NAME.length;
-    const end = arrayEnd(json, from);
+    const next = json.indexOf(NAME, from);
     // The end found must be this array's: not past the next object's managedFields (a list item
     // whose metadata is its last field has no end of this shape).
+    const end = arrayEnd(json, from, next < 0 ? json.length : next);
     const whole = end >= 0 && json.charCodeAt(name - 1) === QUOTE &&
-      json.charCodeAt(name - 2) === COMMA && !json.slice(from, end).includes(NAME);
+      json.charCodeAt(name - 2) === COMMA;
     if (whole) {
       kept += json.slice(copiedTo, name - 2);
       copiedTo = end + 1;
     }
-    name = json.indexOf(NAME, whole ? end : from);
+    name = next;
   }
   return copiedTo === 0 ? json : kept + json.slice(copiedTo);
 }
 
-/** The index of the first `]` after `from` that is followed by `},"` and a letter, and follows `}`; or -1. */
-function arrayEnd(json: string, from: number): number {
+/**
+ * The index of the first `]` in [from, until) that is followed by `},"` and a
+ * letter, and follows `}`; or -1.
+ */
+function arrayEnd(json: string, from: number, until: number): number {
   let at = json.indexOf(CLOSE, from);
-  while (at >= 0) {
+  while (at >= 0 && at < until) {
     if (json.charCodeAt(at - 1) === BRACE && isAsciiLetter(json.charCodeAt(at + CLOSE.length))) {
       return at;
     }
