@@ -17,12 +17,13 @@ import { binaryPath, hostPlatform, type Platform, PLATFORMS } from "./platforms.
 /**
  * Scales JavaScriptCore's tier-up thresholds: a function is compiled by the
  * baseline, DFG and FTL JITs only after that many times more calls and loop
- * iterations (Bun.unsafe.setJITPolicy). The agent's work comes
- * a claim at a time, and a fifth of its CPU at the default budget went to the
- * JIT's threads. At 256 against 1, medians of 3 alternating runs each: the
+ * iterations (Bun.unsafe.setJITPolicy). The agent's work comes a claim at a
+ * time, and a fifth of its CPU at the default budget went to the JIT's
+ * threads. At 256 against 1, medians of 3 alternating runs each: the
  * default-budget benchmark (200 claims at QPS 5) 8.6 against 11.7 ms of CPU
  * per claim and 74.8 against 88.1 MiB peak RSS, a 1000-claim burst 3.6
- * against 3.8 ms per claim and 107 against 121 MiB (bench/README.md).
+ * against 3.8 ms per claim and 107 against 121 MiB, start-up 228 against
+ * 313 ms of CPU (bench/README.md).
  */
 const JIT_POLICY = 256;
 
