@@ -14,6 +14,7 @@ import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds, peakResidentMiB } from "./process_stats.ts";
 import { type BenchAgent, SampleBook, type ScenarioResult } from "./report.ts";
 import { alternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
+import { describeSplit, readThreadCpu, threadSplit } from "./thread_split.ts";
 import { createBenchNamespace, createSelectedClaims } from "./workload.ts";
 
 export interface BurstSettings {
@@ -68,12 +69,17 @@ async function withFreshCluster<T>(
   }
 }
 
-/** Creates the claims and waits for both milestones; CPU counts from just before the first create. */
+/**
+ * Creates the claims and waits for both milestones; CPU counts from just
+ * before the first create. `threads`: the agent's CPU split by thread from
+ * then until every claim is Bound (thread_split.ts).
+ */
 async function timeBurst(
   cluster: RunningCluster,
   run: { launched: LaunchedAgent; settings: BurstSettings; progress: ClaimProgress },
-): Promise<BurstSample> {
+): Promise<{ sample: BurstSample; threads: string }> {
   const { launched, settings, progress } = run;
+  const threadsAtStart = readThreadCpu(launched.pid);
   const cpuAtStart = cpuSeconds(launched.pid);
   const start = performance.now();
   await createSelectedClaims(cluster.admin, {
@@ -87,8 +93,9 @@ async function timeBurst(
     Promise.all([progress.allVolumes, progress.allBound]),
     { timeoutMs: RUN_TIMEOUT_MS, description: `${settings.id}: every claim Bound` },
   );
+  const split = threadSplit(threadsAtStart, readThreadCpu(launched.pid));
   const perClaimMs = (cpu: number) => ((cpu - cpuAtStart) / settings.claims) * 1000;
-  return {
+  const sample = {
     created: (created - start) / 1000,
     volumes: (volumes.at - start) / 1000,
     drain: (volumes.at - created) / 1000,
@@ -97,13 +104,14 @@ async function timeBurst(
     cpuBound: perClaimMs(bound.cpuSeconds),
     peak: peakResidentMiB(launched.pid),
   };
+  return { sample, threads: describeSplit(split, { perUnit: settings.claims, unit: "claim" }) };
 }
 
 /** One run: a fresh cluster, the agent ready, the burst, the samples. */
 function measureBurst(
   agent: BenchAgent,
   run: { settings: BurstSettings; log: (line: string) => void },
-): Promise<{ sample: BurstSample; watchRestarts: number }> {
+): Promise<{ sample: BurstSample; threads: string; watchRestarts: number }> {
   const { settings } = run;
   return withFreshCluster(run.log, async (cluster) => {
     await createBenchNamespace(cluster.admin, NAMESPACE);
@@ -122,8 +130,8 @@ function measureBurst(
       agentPid: launched.pid,
     });
     try {
-      const sample = await timeBurst(cluster, { launched, settings, progress });
-      return { sample, watchRestarts: progress.restarts() };
+      const timed = await timeBurst(cluster, { launched, settings, progress });
+      return { ...timed, watchRestarts: progress.restarts() };
     } finally {
       progress.stop();
     }
@@ -151,10 +159,14 @@ async function runBurst(
     book.define(METRIC[key], decimals[key]);
   }
   const restarts: string[] = [];
+  const threads: string[] = [];
   for (const { agent, run } of alternatingRuns(options.runs)) {
     options.log(`[${settings.id}] run ${run + 1}/${options.runs}: ${agent}`);
-    const { sample, watchRestarts } = await measureBurst(agent, { settings, log: options.log });
+    const measured = await measureBurst(agent, { settings, log: options.log });
+    const { sample, watchRestarts } = measured;
     options.log(`[${settings.id}] ${agent}: ${JSON.stringify(sample)}`);
+    options.log(`[${settings.id}] ${agent} by thread: ${measured.threads}`);
+    threads.push(`${agent} run ${run + 1}: ${measured.threads}`);
     if (watchRestarts > 0) restarts.push(`${agent} run ${run + 1}: ${watchRestarts}`);
     for (const key of Object.keys(METRIC) as (keyof typeof METRIC)[]) {
       book.add(agent, METRIC[key], sample[key]);
@@ -168,9 +180,14 @@ async function runBurst(
     machine,
     loadAfter: loadAverage(),
     binaries,
-    notes: [...settings.notes, watchRestartNote(restarts)],
+    notes: [...settings.notes, watchRestartNote(restarts), threadNote(threads)],
     metrics: book.metrics,
   };
+}
+
+function threadNote(runs: string[]): string {
+  return "CPU by thread, ready → every claim Bound, of the threads alive at the end " +
+    `(/proc/<pid>/task/*/schedstat; upstream's Go threads share one name): ${runs.join("; ")}.`;
 }
 
 function watchRestartNote(restarts: string[]): string {

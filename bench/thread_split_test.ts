@@ -1,0 +1,52 @@
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import {
+  describeSplit,
+  MAIN_THREAD,
+  readThreadCpu,
+  threadGroup,
+  threadSplit,
+} from "./thread_split.ts";
+
+Deno.test("threadGroup() drops a thread name's trailing number and keeps a name of only digits", () => {
+  strictEqual(threadGroup("JITWorker3\n"), "JITWorker");
+  strictEqual(threadGroup("HTTP Client\n"), "HTTP Client");
+  strictEqual(threadGroup("Heap Helper #12"), "Heap Helper");
+  strictEqual(threadGroup("1234"), "1234");
+});
+
+Deno.test("threadSplit() gives each group's CPU between readings, largest first, new groups whole", () => {
+  const before = new Map([[MAIN_THREAD, 100], ["JITWorker", 50]]);
+  const after = new Map([[MAIN_THREAD, 400], ["JITWorker", 150], ["Heap Helper", 100]]);
+  deepStrictEqual(threadSplit(before, after), [
+    { group: MAIN_THREAD, ms: 300 },
+    { group: "JITWorker", ms: 100 },
+    { group: "Heap Helper", ms: 100 },
+  ]);
+});
+
+Deno.test("threadSplit() sums groups under half a percent as other and leaves out idle ones", () => {
+  const after = new Map([[MAIN_THREAD, 1000], ["a", 2], ["b", 2], ["idle", 0]]);
+  deepStrictEqual(threadSplit(new Map(), after), [
+    { group: MAIN_THREAD, ms: 1000 },
+    { group: "other", ms: 4 },
+  ]);
+});
+
+Deno.test("describeSplit() says the CPU per unit and each group's share", () => {
+  const line = describeSplit([{ group: MAIN_THREAD, ms: 300 }, { group: "JITWorker", ms: 100 }], {
+    perUnit: 200,
+    unit: "claim",
+  });
+  strictEqual(line, "2.00 ms per claim: main thread 75%, JITWorker 25%");
+  strictEqual(describeSplit([], { perUnit: 1, unit: "claim" }), "no CPU used");
+  const small = describeSplit([{ group: MAIN_THREAD, ms: 999 }, { group: "other", ms: 1 }], {
+    perUnit: 1,
+    unit: "run",
+  });
+  strictEqual(small, "1000.00 ms per run: main thread 100%, other <1%");
+});
+
+Deno.test("readThreadCpu() of this process finds its main thread's CPU", () => {
+  const cpu = readThreadCpu(Deno.pid);
+  ok((cpu.get(MAIN_THREAD) ?? 0) > 0);
+});
