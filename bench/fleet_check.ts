@@ -39,3 +39,31 @@ export function checkFleet(
     mostOnANode: counts.length === 0 ? 0 : Math.max(...counts),
   };
 }
+
+/**
+ * What a fleet run that timed out left behind, in one line: the claims not
+ * Bound, how many of them kube-scheduler had placed (selected-node) and how
+ * many of those already have a PV naming them, by node (the first `examples`
+ * nodes with the most), so that the log says whether scheduling, provisioning
+ * or binding stopped.
+ */
+export function describeUnbound(
+  claims: readonly V1PersistentVolumeClaim[],
+  options: { volumes: readonly V1PersistentVolume[]; examples?: number },
+): string {
+  const named = new Set(options.volumes.map((volume) => volume.spec?.claimRef?.uid));
+  const unbound = claims.filter((claim) => claim.status?.phase !== "Bound");
+  const placed = unbound.filter((claim) => claim.metadata?.annotations?.[SELECTED_NODE]);
+  const withVolume = placed.filter((claim) => named.has(claim.metadata?.uid));
+  const byNode = new Map<string, string[]>();
+  for (const claim of placed) {
+    const node = claim.metadata!.annotations![SELECTED_NODE]!;
+    byNode.set(node, [...byNode.get(node) ?? [], claim.metadata?.name ?? "?"]);
+  }
+  const nodes = [...byNode].sort((a, b) => b[1].length - a[1].length)
+    .slice(0, options.examples ?? 5)
+    .map(([node, names]) => `${node}: ${names.length} (${names.slice(0, 3).join(", ")})`);
+  return `${unbound.length} of ${claims.length} claims not Bound; ${placed.length} of them ` +
+    `placed on a node, ${withVolume.length} of those with a PV naming them; by node: ` +
+    (nodes.length === 0 ? "none" : nodes.join("; "));
+}

@@ -1,11 +1,11 @@
-import { deepStrictEqual } from "node:assert/strict";
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from "@kubernetes/client-node";
 import { SELECTED_NODE } from "../tests/cluster/workloads.ts";
-import { checkFleet } from "./fleet_check.ts";
+import { checkFleet, describeUnbound } from "./fleet_check.ts";
 
 function claim(uid: string, phase: string, node?: string): V1PersistentVolumeClaim {
   return {
-    metadata: { uid, ...(node ? { annotations: { [SELECTED_NODE]: node } } : {}) },
+    metadata: { uid, name: uid, ...(node ? { annotations: { [SELECTED_NODE]: node } } : {}) },
     status: { phase },
   };
 }
@@ -28,4 +28,19 @@ Deno.test("checkFleet() counts a Pending claim, a claim with two PVs and a Bound
     { volumes: [volumeOf("twice"), volumeOf("twice")], nodes: ["n1", "n2"] },
   );
   deepStrictEqual(result.notBoundOnce, 3);
+});
+
+Deno.test("describeUnbound() tells unplaced claims from placed ones with and without a PV, by node", () => {
+  const claims = [
+    claim("bound", "Bound", "n1"),
+    claim("unplaced", "Pending"),
+    claim("provisioned", "Pending", "n2"),
+    claim("waiting", "Pending", "n2"),
+    claim("other", "Pending", "n1"),
+  ];
+  strictEqual(
+    describeUnbound(claims, { volumes: [volumeOf("bound"), volumeOf("provisioned")] }),
+    "4 of 5 claims not Bound; 3 of them placed on a node, 1 of those with a PV naming them; " +
+      "by node: n2: 2 (provisioned, waiting); n1: 1 (other)",
+  );
 });

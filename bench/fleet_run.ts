@@ -6,6 +6,7 @@
  * at the edges of three windows: the agents' start-up, the burst, and an idle
  * minute once everything is done.
  */
+import { cp } from "node:fs/promises";
 import type { V1CSIStorageCapacity } from "@kubernetes/client-node";
 import { startCluster } from "../tests/cluster/cluster.ts";
 import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
@@ -20,7 +21,7 @@ import {
   waitAgentReady,
 } from "./agent_runner.ts";
 import { watchClaimProgress } from "./claim_progress.ts";
-import { checkFleet, type FleetCheck } from "./fleet_check.ts";
+import { checkFleet, describeUnbound, type FleetCheck } from "./fleet_check.ts";
 import { describeFleetMemory } from "./fleet_memory.ts";
 import { type ApiServerCounters, countersDelta, sampleApiServer } from "./fleet_metrics.ts";
 import { peakResidentMiB, residentMiB } from "./process_stats.ts";
@@ -135,6 +136,10 @@ async function measureFleet(
     const bound = await withTimeout(progress.allBound, {
       timeoutMs: STEP_TIMEOUT_MS,
       description: "fleet: every claim Bound",
+    }).catch(async (error: Error) => {
+      log(`[fleet] ${await unboundSummary(cluster)}`);
+      log(`[fleet] logs kept in ${await keepLogs(cluster)}`);
+      throw error;
     });
     if (profile !== undefined) log(`[fleet] kube-apiserver CPU profile: ${await profile}`);
     const atBound = await sample();
@@ -260,6 +265,21 @@ async function waitPodsScheduled(cluster: RunningCluster): Promise<void> {
 }
 
 /** After the idle minute, so that its LISTs fall in no window. */
+async function unboundSummary(cluster: RunningCluster): Promise<string> {
+  const claims = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
+    namespace: FLEET_NAMESPACE,
+  });
+  const volumes = await cluster.admin.core.listPersistentVolume();
+  return describeUnbound(claims.items, { volumes: volumes.items });
+}
+
+/** A copy of every component's log outside the cluster's directory, which stop() removes. */
+async function keepLogs(cluster: RunningCluster): Promise<string> {
+  const kept = await Deno.makeTempDir({ prefix: "fleet-logs-" });
+  await cp(`${cluster.dir}/logs`, kept, { recursive: true });
+  return kept;
+}
+
 async function fleetCheck(cluster: RunningCluster): Promise<FleetCheck> {
   const claims = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
     namespace: FLEET_NAMESPACE,
