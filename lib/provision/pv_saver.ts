@@ -126,8 +126,10 @@ export class PvSaver {
     const entry = this.#pending.get(name);
     if (entry === undefined) return { kind: "done" };
     try {
-      await this.#attempt(entry, signal);
+      const outcome = await this.#attempt(entry, signal);
       this.#pending.delete(name);
+      // The first failure was a warning at -v=0; say at the same verbosity that it passed.
+      if (outcome === "saved") this.#deps.logger.notice({ pv: name }, "PV saved after retrying");
       // The claim waited while the saver held its volume: provision it again now it is gone.
       if (entry.gaveUp === "refused") this.#deps.retryClaim(entry.claimKey);
       return { kind: "done" };

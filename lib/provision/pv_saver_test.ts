@@ -9,7 +9,8 @@ import { eventually } from "../../tests/fakes/async.ts";
 import { KEY, PV_NAME, reasons, world } from "../../tests/fakes/provision_world.ts";
 
 Deno.test("a PV queued after a failed save is saved in the background and its intent cleared", async () => {
-  const w = world();
+  const lines: string[] = [];
+  const w = world({ saverLog: (line) => lines.push(line) });
   w.failPvCreate(1);
   deepStrictEqual(await w.sync(), { kind: "done" });
   strictEqual(w.saver.holds(PV_NAME), true);
@@ -18,6 +19,11 @@ Deno.test("a PV queued after a failed save is saved in the background and its in
   await eventually(() => w.saver.pending === 0, "the PV saved");
   deepStrictEqual(w.record.savedPvs.map((pv) => pv.metadata.name), [PV_NAME]);
   deepStrictEqual(w.journal.log.at(-1), `clear ${PV_NAME} pv_saved`);
+  // Both the warning and its resolution are written at the default verbosity.
+  deepStrictEqual(lines.map((line) => /\] "([^"]+)"/.exec(line)?.[1]), [
+    "Saving the PV failed; retrying in the background",
+    "PV saved after retrying",
+  ]);
   stop.abort();
   w.close();
   await running;

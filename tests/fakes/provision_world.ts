@@ -98,6 +98,8 @@ export interface WorldOptions {
   prepare?: Partial<ProvisionOptions>;
   /** The driver's answer when `answers` has none left. */
   respond?: (request: CreateVolumeRequest) => CreateVolumeResponse;
+  /** Receives the PV saver's log lines (klog text, -v=0); default: dropped. */
+  saverLog?: (line: string) => void;
 }
 
 /** The fake world and its controller. */
@@ -185,12 +187,17 @@ function buildWorld(options: WorldOptions) {
   };
   const events = { record: (event: EventRecord) => record.events.push(event) };
   const saveQueue = new WorkQueue();
+  const saverLog = options.saverLog;
   const saver = new PvSaver({
     api,
     csi,
     journal,
     events,
-    logger: quiet,
+    logger: saverLog === undefined ? quiet : createLogger({
+      verbosity: 0,
+      format: "text",
+      sink: { write: (line: string) => saverLog(line) },
+    }),
     queue: saveQueue,
     retryClaim: (key) => retried.push(key),
     now: () => clock.ms,
