@@ -264,7 +264,7 @@ async function waitPodsScheduled(cluster: RunningCluster): Promise<void> {
   }, { description: "every pod scheduled", timeoutMs: STEP_TIMEOUT_MS, intervalMs: 1_000 });
 }
 
-/** After the idle minute, so that its LISTs fall in no window. */
+/** The claims left when the run timed out (describeUnbound()). */
 async function unboundSummary(cluster: RunningCluster): Promise<string> {
   const claims = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
     namespace: FLEET_NAMESPACE,
@@ -280,6 +280,7 @@ async function keepLogs(cluster: RunningCluster): Promise<string> {
   return kept;
 }
 
+/** After the idle minute, so that its LISTs fall in no window. */
 async function fleetCheck(cluster: RunningCluster): Promise<FleetCheck> {
   const claims = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
     namespace: FLEET_NAMESPACE,
