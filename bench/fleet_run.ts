@@ -266,11 +266,8 @@ async function waitPodsScheduled(cluster: RunningCluster): Promise<void> {
 
 /** The claims left when the run timed out (describeUnbound()). */
 async function unboundSummary(cluster: RunningCluster): Promise<string> {
-  const claims = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
-    namespace: FLEET_NAMESPACE,
-  });
-  const volumes = await cluster.admin.core.listPersistentVolume();
-  return describeUnbound(claims.items, { volumes: volumes.items });
+  const { claims, volumes } = await claimsAndVolumes(cluster);
+  return describeUnbound(claims, { volumes });
 }
 
 /** A copy of every component's log outside the cluster's directory, which stop() removes. */
@@ -282,12 +279,15 @@ async function keepLogs(cluster: RunningCluster): Promise<string> {
 
 /** After the idle minute, so that its LISTs fall in no window. */
 async function fleetCheck(cluster: RunningCluster): Promise<FleetCheck> {
+  const { claims, volumes } = await claimsAndVolumes(cluster);
+  return checkFleet(claims, { volumes, nodes: cluster.nodes.map((node) => node.name) });
+}
+
+/** The fleet's claims and every PV, as kube-apiserver has them. */
+async function claimsAndVolumes(cluster: RunningCluster) {
   const claims = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
     namespace: FLEET_NAMESPACE,
   });
   const volumes = await cluster.admin.core.listPersistentVolume();
-  return checkFleet(claims.items, {
-    volumes: volumes.items,
-    nodes: cluster.nodes.map((node) => node.name),
-  });
+  return { claims: claims.items, volumes: volumes.items };
 }

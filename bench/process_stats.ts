@@ -46,24 +46,31 @@ export function pageFaults(pid: number): { minor: number; major: number } {
 }
 
 /**
- * CPU seconds the process's live threads have run, from the scheduler's
- * nanosecond clock (/proc/<pid>/task/<tid>/schedstat, first field): fine
- * enough for a start-up of a few tens of milliseconds, where cpuSeconds()
- * moves in steps of 10 ms. Threads that have already exited are not counted
- * (their time is in cpuSeconds()).
+ * CPU seconds each live thread of the process has run, from the scheduler's
+ * nanosecond clock (/proc/<pid>/task/<tid>/schedstat, first field). A thread
+ * that exits between the listing and the read is left out.
  */
-export function cpuSecondsFine(pid: number): number {
-  let nanoseconds = 0;
+export function threadCpuSeconds(pid: number): { tid: number; seconds: number }[] {
+  const threads: { tid: number; seconds: number }[] = [];
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      nanoseconds += Number(
-        readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0],
-      );
+      const schedstat = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8");
+      threads.push({ tid: Number(tid), seconds: Number(schedstat.split(" ")[0]) / 1e9 });
     } catch {
       // The thread exited between the listing and the read.
     }
   }
-  return nanoseconds / 1e9;
+  return threads;
+}
+
+/**
+ * CPU seconds the process's live threads have run (threadCpuSeconds()):
+ * fine enough for a start-up of a few tens of milliseconds, where
+ * cpuSeconds() moves in steps of 10 ms. Threads that have already exited are
+ * not counted (their time is in cpuSeconds()).
+ */
+export function cpuSecondsFine(pid: number): number {
+  return threadCpuSeconds(pid).reduce((sum, thread) => sum + thread.seconds, 0);
 }
 
 /**

@@ -9,7 +9,8 @@
  * alive at the second reading, and `total` of the split may fall short of
  * what /proc/<pid>/stat counts for the process.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { threadCpuSeconds } from "./process_stats.ts";
 
 /** The process's first thread, which runs JavaScript in Bun and Go's runtime in upstream. */
 export const MAIN_THREAD = "main thread";
@@ -17,20 +18,19 @@ export const MAIN_THREAD = "main thread";
 /** CPU ms per thread group at one moment. */
 export type ThreadCpu = Map<string, number>;
 
-/** Reads every live thread of `pid` and sums their CPU ms by group. */
+/** Reads every live thread of `pid` (threadCpuSeconds()) and sums their CPU ms by group. */
 export function readThreadCpu(pid: number): ThreadCpu {
   const groups: ThreadCpu = new Map();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const base = `/proc/${pid}/task/${tid}`;
-      const ms = Number(readFileSync(`${base}/schedstat`, "utf8").split(" ")[0]) / 1e6;
-      const name = Number(tid) === pid
-        ? MAIN_THREAD
-        : threadGroup(readFileSync(`${base}/comm`, "utf8"));
-      groups.set(name, (groups.get(name) ?? 0) + ms);
-    } catch {
-      // The thread exited between the listing and the read.
+  for (const { tid, seconds } of threadCpuSeconds(pid)) {
+    let name = MAIN_THREAD;
+    if (tid !== pid) {
+      try {
+        name = threadGroup(readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8"));
+      } catch {
+        continue; // The thread exited after its CPU was read.
+      }
     }
+    groups.set(name, (groups.get(name) ?? 0) + seconds * 1000);
   }
   return groups;
 }
