@@ -6,8 +6,8 @@
  * thread's name (/proc/<pid>/task/<tid>/comm) with its trailing number
  * dropped ("JITWorker3" and "JITWorker4" are one group). A thread that exits
  * between two readings takes its time with it: the split is of the threads
- * alive at the second reading, and `total` of the split may fall short of
- * what /proc/<pid>/stat counts for the process.
+ * alive at the second reading, and the split's sum may fall short of what
+ * /proc/<pid>/stat counts for the process.
  */
 import { readFileSync } from "node:fs";
 import { threadCpuSeconds } from "./process_stats.ts";
