@@ -16,6 +16,7 @@
 import { type Priority, TokenBucket } from "../queue/token_bucket.ts";
 import { AbortFanout } from "../queue/abort_fanout.ts";
 import { type TlsFetch, tlsFetch } from "../runtime/platform.ts";
+import { sleep } from "../runtime/sleep.ts";
 import type { KubeCredentials } from "./credentials.ts";
 import { fetchJson, fetchLines, HEADER_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from "./rest_fetch.ts";
 import { KubeApiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
@@ -115,18 +116,21 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
     throw error;
   };
   return {
-    request: async <T>(request: KubeRequest) => {
-      const answer = await fetchJson(await prepare(request), TIMEOUTS).catch(heard) as T;
-      answers.fire();
-      return answer;
-    },
-    stream: async (request, streamOptions) => {
+    request: <T>(request: KubeRequest) =>
+      followRetryAfter(request.signal, async () => {
+        const answer = await fetchJson(await prepare(request), TIMEOUTS).catch(heard) as T;
+        answers.fire();
+        return answer;
+      }),
+    stream: (request, streamOptions) => {
       const onOpen = () => {
         answers.fire();
         streamOptions.onOpen?.();
       };
-      const prepared = await prepare({ ...request, signal: streamOptions.signal });
-      return await fetchLines(prepared, { ...streamOptions, onOpen }).catch(heard);
+      return followRetryAfter(streamOptions.signal, async () => {
+        const prepared = await prepare({ ...request, signal: streamOptions.signal });
+        return await fetchLines(prepared, { ...streamOptions, onOpen }).catch(heard);
+      });
     },
     answered: () => answers.next(),
     close: () => {
@@ -134,6 +138,49 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
       transport.close();
     },
   };
+}
+
+/** client-go's maxRetries (rest/request.go NewRequest): Retry-After answers one request follows. */
+export const MAX_RETRY_AFTER_RETRIES = 10;
+
+/**
+ * The longest Retry-After followed: one request's own bound. client-go waits
+ * whatever the server says; a worker held longer would do better to fail
+ * and go through its own queue's backoff.
+ */
+const MAX_RETRY_AFTER_MS = REQUEST_TIMEOUT_MS;
+
+/**
+ * Tries again, as client-go does (rest/with_retry.go IsNextRetry and
+ * checkWait), after a 429 or 5xx answer that carries Retry-After: waits that
+ * long, then sends the request again; a metered request takes a new token
+ * from the budget like its first try (client-go's tryThrottle before a retry). kube-apiserver
+ * sends such answers when priority and fairness or the in-flight limit
+ * turns a request away: it was not served, so sending it again is safe, and
+ * a second later it usually is served. Without this a PV write refused so
+ * went through the PV saver's backoff, and a claim's read through the claim
+ * queue's. After MAX_RETRY_AFTER_RETRIES, or when the caller aborts while
+ * waiting, the last refusal is what the caller gets.
+ */
+async function followRetryAfter<T>(
+  signal: AbortSignal | undefined,
+  attempt: () => Promise<T>,
+): Promise<T> {
+  for (let retries = 0;; retries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const waitMs = retryAfterMs(error);
+      if (waitMs === undefined || retries >= MAX_RETRY_AFTER_RETRIES) throw error;
+      if (!(await sleep(waitMs, signal))) throw error;
+    }
+  }
+}
+
+function retryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof KubeApiError) || error.retryAfterSeconds === undefined) return undefined;
+  if (error.status !== 429 && error.status < 500) return undefined;
+  return Math.min(error.retryAfterSeconds * 1000, MAX_RETRY_AFTER_MS);
 }
 
 /** A signal that fires at each answer: next() resolves at the next one. */

@@ -75,7 +75,9 @@ export async function fetchJson(parts: FetchParts, timeouts: RequestTimeouts): P
     });
     clearTimeout(headers);
     if (response.status < 200 || response.status >= 300) {
-      throw apiError(response.status, await response.text());
+      throw apiError(response.status, await response.text(), {
+        retryAfter: response.headers.get("retry-after"),
+      });
     }
     if (parts.unread) {
       // Read to the end all the same, so that the connection serves the next request.
@@ -131,7 +133,9 @@ export async function fetchLines(parts: FetchParts, options: StreamOptions): Pro
     });
     if (response.status !== 200 || response.body === null) {
       const text = await response.text();
-      if (response.status < 200 || response.status >= 300) throw apiError(response.status, text);
+      if (response.status < 200 || response.status >= 300) {
+        throw apiError(response.status, text, { retryAfter: response.headers.get("retry-after") });
+      }
       return "end";
     }
     options.onOpen?.();

@@ -6,7 +6,7 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { TokenBucket } from "../queue/token_bucket.ts";
 import type { KubeCredentials } from "./credentials.ts";
-import { createKubeRest, KubeApiError, type KubeRest } from "./rest.ts";
+import { createKubeRest, KubeApiError, type KubeRest, MAX_RETRY_AFTER_RETRIES } from "./rest.ts";
 
 interface Seen {
   method: string;
@@ -146,5 +146,88 @@ Deno.test("answered() resolves at the next answer, a refusal below 500 included;
     strictEqual(await settled(first), false, "a 503 is no sign the server is back");
     await rejects(rest.request({ method: "GET", path: "/api/v1/nodes" }), { status: 404 });
     strictEqual(await settled(first), true, "a 404 is an answer");
+  });
+});
+
+/** Answers with each of `answers` in turn, then 200 with an empty body. */
+function inTurn(...answers: (() => Response)[]): () => Response {
+  return () => answers.shift()?.() ?? new Response("");
+}
+
+function refused(status: number, retryAfter?: string): () => Response {
+  const headers: Record<string, string> = retryAfter === undefined
+    ? {}
+    : { "retry-after": retryAfter };
+  return () => Response.json({ kind: "Status", reason: "TooManyRequests" }, { status, headers });
+}
+
+Deno.test("a 429 with Retry-After is sent again after the wait, taking a new token, as client-go does", async () => {
+  const answer = inTurn(refused(429, "0"), () => Response.json({ kind: "PersistentVolume" }));
+  await withServer(answer, async (rest, seen, bucket) => {
+    const saved = await rest.request({
+      method: "POST",
+      path: "/api/v1/persistentvolumes",
+      body: {},
+    });
+    deepStrictEqual(saved, { kind: "PersistentVolume" });
+    deepStrictEqual(seen.map((request) => request.method), ["POST", "POST"]);
+    strictEqual(seen[1]?.body, "{}");
+    strictEqual(
+      await bucket.take("high", AbortSignal.timeout(50)),
+      false,
+      "the retry took a token",
+    );
+  });
+});
+
+Deno.test("a refusal without a Retry-After in seconds, or a 4xx other than 429, is not sent again", async () => {
+  const cases = [
+    refused(429),
+    refused(429, "Wed, 21 Oct 2026 07:28:00 GMT"),
+    refused(409, "0"),
+  ];
+  for (const answer of cases) {
+    await withServer(answer, async (rest, seen) => {
+      const status = answer().status;
+      await rejects(rest.request({ method: "GET", path: "/api/v1/nodes" }), { status });
+      strictEqual(seen.length, 1);
+    });
+  }
+});
+
+Deno.test("after ten retries the last refusal reaches the caller, with its Retry-After", async () => {
+  await withServer(refused(503, "0"), async (rest, seen) => {
+    await rejects(rest.request({ method: "GET", path: "/api/v1/nodes", unmetered: true }), {
+      status: 503,
+      retryAfterSeconds: 0,
+    });
+    strictEqual(seen.length, 1 + MAX_RETRY_AFTER_RETRIES);
+  });
+});
+
+Deno.test("the caller's abort ends the wait for Retry-After with the refusal", async () => {
+  await withServer(refused(429, "30"), async (rest, seen) => {
+    const stop = new AbortController();
+    const started = performance.now();
+    const request = rest.request({ method: "GET", path: "/api/v1/nodes", signal: stop.signal });
+    setTimeout(() => stop.abort(), 20);
+    await rejects(request, { status: 429, retryAfterSeconds: 30 });
+    strictEqual(seen.length, 1);
+    strictEqual(performance.now() - started < 10_000, true, "did not wait the 30 s");
+  });
+});
+
+Deno.test("a watch refused with 429 and Retry-After is opened again", async () => {
+  const watch = () => new Response('{"type":"ADDED"}\n');
+  await withServer(inTurn(refused(429, "0"), watch), async (rest, seen) => {
+    const lines: string[] = [];
+    const end = await rest.stream({ method: "GET", path: "/api/v1/pods" }, {
+      signal: new AbortController().signal,
+      onLine: (line) => lines.push(line),
+      inactivityMs: 5_000,
+    });
+    strictEqual(end, "end");
+    deepStrictEqual(lines, ['{"type":"ADDED"}']);
+    strictEqual(seen.length, 2);
   });
 });

@@ -6,13 +6,22 @@ export class KubeApiError extends Error {
   readonly reason: string;
   /** The fields the Status names (details.causes[].field), e.g. "metadata.labels". */
   readonly fields: string[];
+  /** The answer's Retry-After in whole seconds, when it had one (429, 5xx). */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(status: number, reason: string, message: string, fields: string[] = []) {
+  constructor(
+    status: number,
+    reason: string,
+    message: string,
+    fields: string[] = [],
+    options: { retryAfterSeconds?: number } = {},
+  ) {
     super(message);
     this.name = "KubeApiError";
     this.status = status;
     this.reason = reason;
     this.fields = fields;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 
@@ -36,8 +45,17 @@ export interface StreamOptions {
 /** How an open stream ended: the server closed it, it went idle, it broke, or the caller aborted. */
 export type StreamEnd = "end" | "idle" | "broken" | "aborted";
 
-/** The KubeApiError of a non-2xx answer, with the reason and message of its Status body. */
-export function apiError(status: number, text: string): KubeApiError {
+/**
+ * The KubeApiError of a non-2xx answer, with the reason and message of its
+ * Status body and its Retry-After header.
+ */
+export function apiError(
+  status: number,
+  text: string,
+  headers: { retryAfter?: string | null } = {},
+): KubeApiError {
+  const retry = retryAfterSeconds(headers.retryAfter);
+  const options = retry === undefined ? {} : { retryAfterSeconds: retry };
   try {
     const parsed = JSON.parse(text) as {
       reason?: string;
@@ -48,8 +66,18 @@ export function apiError(status: number, text: string): KubeApiError {
       .filter((field): field is string => typeof field === "string" && field !== "");
     return new KubeApiError(status, parsed.reason ?? "", parsed.message ?? text, [
       ...new Set(fields),
-    ]);
+    ], options);
   } catch {
-    return new KubeApiError(status, "", text.slice(0, 500) || `HTTP ${status}`);
+    return new KubeApiError(status, "", text.slice(0, 500) || `HTTP ${status}`, [], options);
   }
+}
+
+/**
+ * Retry-After as client-go reads it (rest/request.go retryAfterSeconds):
+ * whole seconds only (strconv.Atoi), an HTTP date is ignored; below zero is
+ * no wait.
+ */
+function retryAfterSeconds(header: string | null | undefined): number | undefined {
+  if (header === undefined || header === null || !/^[+-]?\d+$/.test(header)) return undefined;
+  return Math.max(0, Number(header));
 }
