@@ -33,6 +33,8 @@ const CUT_MARK = " [...]";
 
 /** The message, cut to EVENT_MESSAGE_MAX_BYTES bytes (on a character boundary) when longer. */
 export function capEventMessage(message: string): string {
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: most messages need no encoding to know they fit.
+  if (message.length * 3 <= EVENT_MESSAGE_MAX_BYTES) return message;
   const bytes = new TextEncoder().encode(message);
   if (bytes.length <= EVENT_MESSAGE_MAX_BYTES) return message;
   const room = EVENT_MESSAGE_MAX_BYTES - CUT_MARK.length;

@@ -98,6 +98,24 @@ export type SecretRefResult =
   | { ok: true; value: SecretReference | null; warnings: string[] }
   | { ok: false; error: string };
 
+/** Every parameter key that names a secret, of any purpose or the default pair. */
+const SECRET_PARAMETER_KEYS: ReadonlySet<string> = new Set(
+  Object.values(SECRET_KEYS).flatMap((keys) =>
+    [keys.name, keys.namespace, keys.deprecatedName, keys.deprecatedNamespace]
+      .filter((key): key is string => key !== undefined)
+  ),
+);
+
+/**
+ * Whether the class parameters name no secret at all, as most classes do:
+ * then every purpose resolves to no secret and nothing is warned, without
+ * looking for each purpose's templates (a claim resolves seven purposes).
+ */
+function namesNoSecret(parameters: Record<string, string>): boolean {
+  for (const key in parameters) if (SECRET_PARAMETER_KEYS.has(key)) return false;
+  return true;
+}
+
 type Templates =
   | { ok: true; name: string; namespace: string; nameKey: string; namespaceKey: string }
   | { ok: true; name: undefined }
@@ -113,6 +131,7 @@ export function resolveSecretReference(
 ): SecretRefResult {
   const parameters = input.parameters ?? {};
   const warnings: string[] = [];
+  if (namesNoSecret(parameters)) return { ok: true, value: null, warnings };
   let templates = findTemplates(SECRET_KEYS[purpose], parameters, warnings);
   let prefix = "failed to get name and namespace template from params: ";
   if (templates.ok && templates.name === undefined) {
@@ -277,6 +296,10 @@ export function resolvePvSecretReferences(
 ): { ok: true; value: PvSecretReferences; warnings: string[] } | { ok: false; error: string } {
   const value: Partial<PvSecretReferences> = {};
   const warnings: string[] = [];
+  if (namesNoSecret(input.parameters ?? {})) {
+    for (const purpose of PV_PURPOSES) value[purpose] = null;
+    return { ok: true, value: value as PvSecretReferences, warnings };
+  }
   for (const purpose of PV_PURPOSES) {
     const resolved = resolveSecretReference(purpose, input);
     if (!resolved.ok) return resolved;

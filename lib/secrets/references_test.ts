@@ -248,6 +248,30 @@ Deno.test("resolvePvSecretReferences() resolves every purpose but the provisione
   });
 });
 
+Deno.test("resolvePvSecretReferences() gives null for every purpose when the class names no secret", () => {
+  const none = {
+    controllerPublish: null,
+    nodeStage: null,
+    nodePublish: null,
+    controllerExpand: null,
+    nodeExpand: null,
+    controllerModify: null,
+  };
+  deepStrictEqual(resolvePvSecretReferences(input({ kind: "fast" })), {
+    ok: true,
+    value: none,
+    warnings: [],
+  });
+  const deprecatedOnly = input({
+    kind: "fast",
+    csiNodePublishSecretName: "old",
+    csiNodePublishSecretNamespace: "vault",
+  });
+  const resolved = resolvePvSecretReferences(deprecatedOnly);
+  deepStrictEqual(resolved.ok && resolved.value.nodePublish, { name: "old", namespace: "vault" });
+  deepStrictEqual(resolved.ok && resolved.warnings.length, 2);
+});
+
 Deno.test("resolvePvSecretReferences() reports the first bad purpose", () => {
   deepStrictEqual(
     resolvePvSecretReferences(input({ [`${PREFIX}node-expand-secret-name`]: "x" })),
