@@ -27,6 +27,8 @@ export interface ClaimProgress {
   allBound: Promise<Milestone>;
   /** How often a watch ended early and was started again (a late milestone is possible then). */
   restarts(): number;
+  /** Of those, how often because it had delivered nothing for 30 s. */
+  silentRestarts(): number;
   stop(): void;
 }
 
@@ -63,11 +65,18 @@ class Counter {
   }
 }
 
+/** A watch that delivered nothing for this long, its counter not finished, is started again. */
+const SILENT_RESTART_MS = 30_000;
+
 /**
  * A watch that is started again whenever it ends before `counter` finished:
  * kube-apiserver closes a watch whose client falls behind (the benchmark
  * competes for the same cores), and a new watch replays every existing object
- * as ADDED, which the counter's set absorbs.
+ * as ADDED, which the counter's set absorbs. It is also started again after
+ * SILENT_RESTART_MS without an event: in a fleet run the benchmark's claim
+ * watch once went silent without ending while every claim became Bound, and
+ * the run waited out its 10 minutes (the agents' own watches, which end a
+ * watch silent for 90 s, saw the same that run).
  */
 class PersistentWatch<T> {
   readonly #watch: Watch;
@@ -76,7 +85,13 @@ class PersistentWatch<T> {
   readonly #counter: Counter;
   #controller: AbortController | undefined;
   #stopped = false;
+  /** Which start is current: a start's end is ignored once another has begun. */
+  #generation = 0;
+  #lastEventAt = performance.now();
+  #silenceTimer: ReturnType<typeof setInterval> | undefined;
   restarts = 0;
+  /** Restarts after silence (counted in restarts too). */
+  silentRestarts = 0;
 
   constructor(
     watch: Watch,
@@ -89,21 +104,42 @@ class PersistentWatch<T> {
   }
 
   async start(): Promise<void> {
-    const onEvent = (type: string, object: unknown) => this.#onEvent(type, object as T);
+    this.#silenceTimer ??= setInterval(() => this.#checkSilence(), 5_000);
+    const generation = ++this.#generation;
+    this.#lastEventAt = performance.now();
+    const onEvent = (type: string, object: unknown) => {
+      this.#lastEventAt = performance.now();
+      this.#onEvent(type, object as T);
+    };
     this.#controller = await this.#watch.watch(this.#path, {}, onEvent, () => {
-      if (this.#stopped || this.#counter.finished) return;
-      this.restarts++;
-      if (this.restarts > 20) {
-        this.#counter.reject(new Error(`the watch on ${this.#path} keeps ending`));
-        return;
-      }
-      this.start().catch((error) => this.#counter.reject(error as Error));
+      if (generation !== this.#generation) return;
+      this.#restart();
     });
   }
 
   stop(): void {
     this.#stopped = true;
+    clearInterval(this.#silenceTimer);
     this.#controller?.abort();
+  }
+
+  #checkSilence(): void {
+    if (this.#stopped || this.#counter.finished) return;
+    if (performance.now() - this.#lastEventAt < SILENT_RESTART_MS) return;
+    this.silentRestarts++;
+    this.#generation++;
+    this.#controller?.abort();
+    this.#restart();
+  }
+
+  #restart(): void {
+    if (this.#stopped || this.#counter.finished) return;
+    this.restarts++;
+    if (this.restarts > 20) {
+      this.#counter.reject(new Error(`the watch on ${this.#path} keeps ending`));
+      return;
+    }
+    this.start().catch((error) => this.#counter.reject(error as Error));
   }
 }
 
@@ -141,6 +177,7 @@ export async function watchClaimProgress(
     allVolumes: volumes.done,
     allBound: bound.done,
     restarts: () => pvWatch.restarts + claimWatch.restarts,
+    silentRestarts: () => pvWatch.silentRestarts + claimWatch.silentRestarts,
     stop: () => {
       pvWatch.stop();
       claimWatch.stop();

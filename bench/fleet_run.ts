@@ -141,6 +141,13 @@ async function measureFleet(
       log(`[fleet] logs kept in ${await keepLogs(cluster)}`);
       throw error;
     });
+    if (progress.restarts() > 0) {
+      log(
+        `[fleet] the benchmark's watches were started again ${progress.restarts()} times ` +
+          `(${progress.silentRestarts()} after 30 s without an event): every claim Bound ` +
+          "may have been seen late by that much",
+      );
+    }
     if (profile !== undefined) log(`[fleet] kube-apiserver CPU profile: ${await profile}`);
     const atBound = await sample();
     const agentsRssAtBoundMiB = sumOver(agents, residentMiB);
