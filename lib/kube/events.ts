@@ -6,14 +6,16 @@
  * count grows, as client-go's correlator does, both while waiting in the
  * buffer and after the Event was written. Messages are cut to
  * EVENT_MESSAGE_MAX_BYTES; the buffer (MAX_PENDING) and the memory of written
- * Events (MAX_WRITTEN) are bounded and report their sizes.
+ * Events (MAX_WRITTEN) are bounded and report their sizes. A write that got
+ * no answer (the API server away or restarting) is tried again as client-go's
+ * recordToSink does; an answer is final.
  */
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../log/logger.ts";
 import { sleep } from "../runtime/sleep.ts";
 import { capEventMessage, type EventRecord } from "../model/events.ts";
 import { BoundedMap, type BoundObserver } from "../queue/bounded.ts";
-import { hasStatus, type KubeRest } from "./rest.ts";
+import { hasStatus, KubeApiError, type KubeRest } from "./rest.ts";
 
 interface Entry {
   event: EventRecord;
@@ -22,6 +24,8 @@ interface Entry {
   lastTimestamp: string;
   /** Name of the Event object once written. */
   name?: string;
+  /** The name its create uses, the same in every try (a create that did land answers 409). */
+  createName?: string;
   /** The earlier Event this one repeats (its name is known once its write finished). */
   previous?: Entry;
   namespace: string;
@@ -35,6 +39,10 @@ const MERGE_WINDOW_MS = 10 * 60 * 1000;
 export const MAX_PENDING = 4096;
 /** Events written at once: a burst of claims makes two Events each. */
 const SENDERS = 4;
+/** client-go's maxTriesPerEvent (tools/record/event.go): writes of one Event that got no answer. */
+export const MAX_TRIES_PER_EVENT = 12;
+/** client-go's sleep between those tries; the first is a random part of it. */
+const RETRY_SLEEP_MS = 10_000;
 /** Written Events remembered for merging repeats; past it the oldest is forgotten. */
 export const MAX_WRITTEN = 4096;
 
@@ -60,6 +68,8 @@ export interface EventSenderOptions {
   maxWritten?: number;
   /** The clock, in ms since the epoch (default Date.now), for tests. */
   now?: () => number;
+  /** The sleep between tries of a write that got no answer (default 10 s), for tests. */
+  retrySleepMs?: number;
 }
 
 /** Buffers, merges and sends Events. run() sends until the signal aborts, then flushes briefly. */
@@ -163,7 +173,7 @@ export class EventSender {
     // Remembered before the write, so that repeats recorded meanwhile patch this Event.
     this.#remember(key, entry);
     try {
-      entry.name = await this.#write(entry, signal);
+      entry.name = await this.#writeTrying(entry, signal);
       // The name is known now: drop the link so that repeats never form a chain.
       delete entry.previous;
     } catch (error) {
@@ -175,6 +185,26 @@ export class EventSender {
       await sleep(1000, signal);
     } finally {
       this.#writing.delete(key);
+    }
+  }
+
+  /**
+   * Writes the Event, trying again while the write gets no answer, up to
+   * MAX_TRIES_PER_EVENT tries RETRY_SLEEP_MS apart, the first sleep a random
+   * part of it so that a fleet's agents do not all come back at once
+   * (client-go's recordToSink). An answer of the API server ends it, as in
+   * client-go's recordEvent: a refused Event is not sent again (429 and 5xx
+   * with Retry-After were already followed by the REST client).
+   */
+  async #writeTrying(entry: Entry, signal: AbortSignal): Promise<string> {
+    const sleepMs = this.#options.retrySleepMs ?? RETRY_SLEEP_MS;
+    for (let tries = 1;; tries++) {
+      try {
+        return await this.#write(entry, signal);
+      } catch (error) {
+        if (error instanceof KubeApiError || tries >= MAX_TRIES_PER_EVENT) throw error;
+        if (!(await sleep(tries === 1 ? sleepMs * Math.random() : sleepMs, signal))) throw error;
+      }
     }
   }
 
@@ -217,15 +247,22 @@ export class EventSender {
         if (!hasStatus(error, 404)) throw error;
       }
     }
-    const name = `${entry.event.subject.name}.${randomBytes(8).toString("hex")}`;
-    await this.#rest.request({
-      method: "POST",
-      path: base,
-      body: this.#eventObject(entry, name),
-      priority: "low",
-      unread: true,
-      signal,
-    });
+    const name = entry.createName ??= `${entry.event.subject.name}.${
+      randomBytes(8).toString("hex")
+    }`;
+    try {
+      await this.#rest.request({
+        method: "POST",
+        path: base,
+        body: this.#eventObject(entry, name),
+        priority: "low",
+        unread: true,
+        signal,
+      });
+    } catch (error) {
+      // An earlier try that got no answer did create it.
+      if (!hasStatus(error, 409)) throw error;
+    }
     return name;
   }
 

@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { createLogger } from "../log/logger.ts";
-import { EventSender } from "./events.ts";
+import { EventSender, MAX_TRIES_PER_EVENT } from "./events.ts";
 import { type EventRecord } from "../model/events.ts";
 import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
 
@@ -241,3 +241,100 @@ Deno.test("EventSender writes up to four Events at once, and a repeat waits for 
     "the repeat patched, not created",
   );
 });
+
+/** A REST client that answers each request with the next of `answers` (an Error is thrown), then succeeds. */
+function scriptedRest(answers: (Error | undefined)[]) {
+  const requests: KubeRequest[] = [];
+  const rest: KubeRest = {
+    request: <T>(request: KubeRequest) => {
+      requests.push(request);
+      const answer = answers.shift();
+      return answer === undefined ? Promise.resolve(undefined as T) : Promise.reject(answer);
+    },
+    stream: () => Promise.resolve("end" as const),
+    close: () => {},
+  };
+  return { rest, requests };
+}
+
+const nameOf = (request: KubeRequest) =>
+  (request.body as { metadata: { name: string } }).metadata.name;
+
+Deno.test("a write that got no answer is tried again with the same name, as client-go's recordToSink", async () => {
+  const noAnswer = () => new TypeError("fetch failed: connection refused");
+  const fake = scriptedRest([noAnswer(), noAnswer()]);
+  const sender = new EventSender(fake.rest, {
+    component: "c",
+    host: "h",
+    logger: quiet,
+    retrySleepMs: 1,
+  });
+  const stop = new AbortController();
+  const run = sender.run(stop.signal);
+  sender.record(failed);
+  await waitUntil(() => fake.requests.length === 3);
+  stop.abort();
+  await run;
+  deepStrictEqual(fake.requests.map((request) => request.method), ["POST", "POST", "POST"]);
+  strictEqual(new Set(fake.requests.map(nameOf)).size, 1, "every try creates the same Event");
+});
+
+Deno.test("a write the API server refused is not tried again; a 409 for a retried create counts as written", async () => {
+  const refused = scriptedRest([new KubeApiError(422, "Invalid", "bad event")]);
+  const first = new EventSender(refused.rest, {
+    component: "c",
+    host: "h",
+    logger: quiet,
+    retrySleepMs: 1,
+  });
+  const stop = new AbortController();
+  const run = first.run(stop.signal);
+  first.record(failed);
+  await drain(first, run, stop);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  strictEqual(refused.requests.length, 1);
+
+  const landed = scriptedRest([
+    new TypeError("socket hang up"),
+    new KubeApiError(409, "AlreadyExists", ""),
+  ]);
+  const second = new EventSender(landed.rest, {
+    component: "c",
+    host: "h",
+    logger: quiet,
+    retrySleepMs: 1,
+  });
+  const again = new AbortController();
+  const running = second.run(again.signal);
+  second.record(failed);
+  await waitUntil(() => landed.requests.length === 2);
+  second.record(failed);
+  await waitUntil(() => landed.requests.length === 3);
+  again.abort();
+  await running;
+  const [, created, patch] = landed.requests;
+  strictEqual(patch?.method, "PATCH", "the repeat patches the Event the first try created");
+  strictEqual(patch?.path.endsWith(`/${nameOf(created!)}`), true, patch?.path);
+});
+
+Deno.test(`a write that never gets an answer is given up after ${MAX_TRIES_PER_EVENT} tries`, async () => {
+  const fake = scriptedRest(Array.from({ length: 20 }, () => new TypeError("fetch failed")));
+  const lines: string[] = [];
+  const logger = createLogger({
+    verbosity: 0,
+    sink: { write: (line: string) => lines.push(line) },
+  });
+  const sender = new EventSender(fake.rest, { component: "c", host: "h", logger, retrySleepMs: 1 });
+  const stop = new AbortController();
+  const run = sender.run(stop.signal);
+  sender.record(failed);
+  await waitUntil(() => lines.some((line) => line.includes("Could not write event")));
+  stop.abort();
+  await run;
+  strictEqual(fake.requests.length, MAX_TRIES_PER_EVENT);
+});
+
+async function waitUntil(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
+  strictEqual(done(), true, "waited 1 s");
+}
