@@ -154,13 +154,14 @@ const MAX_RETRY_AFTER_MS = REQUEST_TIMEOUT_MS;
  * Tries again, as client-go does (rest/with_retry.go IsNextRetry and
  * checkWait), after a 429 or 5xx answer that carries Retry-After: waits that
  * long, then sends the request again; a metered request takes a new token
- * from the budget like its first try (client-go's tryThrottle before a retry). kube-apiserver
- * sends such answers when priority and fairness or the in-flight limit
- * turns a request away: it was not served, so sending it again is safe, and
- * a second later it usually is served. Without this a PV write refused so
- * went through the PV saver's backoff, and a claim's read through the claim
- * queue's. After MAX_RETRY_AFTER_RETRIES, or when the caller aborts while
- * waiting, the last refusal is what the caller gets.
+ * from the budget like its first try (client-go's tryThrottle before a
+ * retry). kube-apiserver answers 429 when priority and fairness turns a
+ * request away: it was not served, and a second later it usually is. A 5xx
+ * may have been served; a create sent again then answers 409, which its
+ * caller takes as "exists". Without this a PV write refused so went through
+ * the PV saver's backoff, and a claim's read through the claim queue's.
+ * After MAX_RETRY_AFTER_RETRIES, or when the caller aborts while waiting,
+ * the last refusal is what the caller gets.
  */
 async function followRetryAfter<T>(
   signal: AbortSignal | undefined,
