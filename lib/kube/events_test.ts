@@ -257,18 +257,18 @@ function scriptedRest(answers: (Error | undefined)[]) {
   return { rest, requests };
 }
 
+/** A sender whose tries of a write that got no answer are 1 ms apart. */
+function retryingSender(rest: KubeRest, logger = quiet): EventSender {
+  return new EventSender(rest, { component: "c", host: "h", logger, retrySleepMs: 1 });
+}
+
 const nameOf = (request: KubeRequest) =>
   (request.body as { metadata: { name: string } }).metadata.name;
 
 Deno.test("a write that got no answer is tried again with the same name, as client-go's recordToSink", async () => {
   const noAnswer = () => new TypeError("fetch failed: connection refused");
   const fake = scriptedRest([noAnswer(), noAnswer()]);
-  const sender = new EventSender(fake.rest, {
-    component: "c",
-    host: "h",
-    logger: quiet,
-    retrySleepMs: 1,
-  });
+  const sender = retryingSender(fake.rest);
   const stop = new AbortController();
   const run = sender.run(stop.signal);
   sender.record(failed);
@@ -281,12 +281,7 @@ Deno.test("a write that got no answer is tried again with the same name, as clie
 
 Deno.test("a write the API server refused is not tried again; a 409 for a retried create counts as written", async () => {
   const refused = scriptedRest([new KubeApiError(422, "Invalid", "bad event")]);
-  const first = new EventSender(refused.rest, {
-    component: "c",
-    host: "h",
-    logger: quiet,
-    retrySleepMs: 1,
-  });
+  const first = retryingSender(refused.rest);
   const stop = new AbortController();
   const run = first.run(stop.signal);
   first.record(failed);
@@ -298,12 +293,7 @@ Deno.test("a write the API server refused is not tried again; a 409 for a retrie
     new TypeError("socket hang up"),
     new KubeApiError(409, "AlreadyExists", ""),
   ]);
-  const second = new EventSender(landed.rest, {
-    component: "c",
-    host: "h",
-    logger: quiet,
-    retrySleepMs: 1,
-  });
+  const second = retryingSender(landed.rest);
   const again = new AbortController();
   const running = second.run(again.signal);
   second.record(failed);
@@ -324,7 +314,7 @@ Deno.test(`a write that never gets an answer is given up after ${MAX_TRIES_PER_E
     verbosity: 0,
     sink: { write: (line: string) => lines.push(line) },
   });
-  const sender = new EventSender(fake.rest, { component: "c", host: "h", logger, retrySleepMs: 1 });
+  const sender = retryingSender(fake.rest, logger);
   const stop = new AbortController();
   const run = sender.run(stop.signal);
   sender.record(failed);

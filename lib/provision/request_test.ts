@@ -4,6 +4,7 @@ import { type PrepareOutcome, prepareProvision, type ProvisionOptions } from "./
 import {
   claim,
   CLAIM_UID,
+  NO_PV_SECRETS,
   NODE,
   provisionOptions,
   storageClass,
@@ -13,14 +14,6 @@ import {
 
 const VOLUME = `pvc-${CLAIM_UID}`;
 const OWN = { segments: { [TOPOLOGY_KEY]: NODE } };
-const NO_PV_SECRETS = {
-  controllerPublish: null,
-  nodeStage: null,
-  nodePublish: null,
-  controllerExpand: null,
-  nodeExpand: null,
-  controllerModify: null,
-};
 
 function prepare(
   overrides: { claim?: Claim; storageClass?: StorageClass; options?: Partial<ProvisionOptions> } =

@@ -10,6 +10,7 @@ import {
   type SecretPurpose,
   type SecretTemplateInput,
 } from "./references.ts";
+import { NO_PV_SECRETS } from "../../tests/builders/provision.ts";
 
 function input(parameters: Record<string, string>): SecretTemplateInput {
   return {
@@ -249,17 +250,9 @@ Deno.test("resolvePvSecretReferences() resolves every purpose but the provisione
 });
 
 Deno.test("resolvePvSecretReferences() gives null for every purpose when the class names no secret", () => {
-  const none = {
-    controllerPublish: null,
-    nodeStage: null,
-    nodePublish: null,
-    controllerExpand: null,
-    nodeExpand: null,
-    controllerModify: null,
-  };
   deepStrictEqual(resolvePvSecretReferences(input({ kind: "fast" })), {
     ok: true,
-    value: none,
+    value: NO_PV_SECRETS,
     warnings: [],
   });
   const deprecatedOnly = input({

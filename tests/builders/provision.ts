@@ -19,6 +19,16 @@ export const NODE = "node-a";
 export const TOPOLOGY_KEY = "topology.hostpath.csi/node";
 export const CLAIM_UID = "0f8b4c2e-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
 
+/** The PV's secret references of a class that names no secret. */
+export const NO_PV_SECRETS = {
+  controllerPublish: null,
+  nodeStage: null,
+  nodePublish: null,
+  controllerExpand: null,
+  nodeExpand: null,
+  controllerModify: null,
+} as const;
+
 /** Deep-enough overrides for a claim. */
 export interface ClaimOverrides {
   metadata?: Partial<Claim["metadata"]>;
