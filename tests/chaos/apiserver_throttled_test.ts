@@ -16,6 +16,7 @@
 import assert from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
+import { kubeconfigToken, tokenFetch } from "../cluster/token_fetch.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { createNamespace } from "../cluster/workloads.ts";
 import { agentEvents, startOurAgents, waitForClaimEvent } from "../integration/support.ts";
@@ -73,19 +74,14 @@ function flowSchema(serviceAccount: { namespace: string; name: string }) {
   };
 }
 
-/** GETs `path` as the identity of the kubeconfig (a JSON file with a token). */
+/** GETs `path` as the identity of the kubeconfig; resolves to the status and the body. */
 async function getAs(cluster: RunningCluster, kubeconfigPath: string, path: string) {
-  const config = JSON.parse(await Deno.readTextFile(kubeconfigPath));
-  const client = Deno.createHttpClient({ caCerts: [cluster.caPem], http2: false });
+  const http = tokenFetch(cluster.caPem, await kubeconfigToken(kubeconfigPath));
   try {
-    const response = await fetch(`${cluster.server}${path}`, {
-      client,
-      headers: { authorization: `Bearer ${config.users[0].user.token}` },
-      signal: AbortSignal.timeout(10_000),
-    } as RequestInit);
+    const response = await http.get(cluster.server, path);
     return { status: response.status, body: await response.text() };
   } finally {
-    client.close();
+    http.close();
   }
 }
 

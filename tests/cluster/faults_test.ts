@@ -8,24 +8,8 @@
 import assert from "node:assert/strict";
 import { startCluster } from "./cluster.ts";
 import { isWatch } from "./stall_proxy.ts";
+import { kubeconfigToken, tokenFetch } from "./token_fetch.ts";
 import { delay, waitFor } from "./wait.ts";
-
-/** GETs `path` on `server` as the admin, verifying TLS with the cluster's CA. */
-function adminFetch(cluster: { caPem: string; kubeconfigPath: string }, token: string) {
-  const client = Deno.createHttpClient({ caCerts: [cluster.caPem], http2: false });
-  const get = (server: string, path: string, options: { timeoutMs?: number } = {}) =>
-    fetch(`${server}${path}`, {
-      client,
-      headers: { authorization: `Bearer ${token}` },
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-    } as RequestInit);
-  return { get, close: () => client.close() };
-}
-
-async function adminToken(kubeconfigPath: string): Promise<string> {
-  const config = JSON.parse(await Deno.readTextFile(kubeconfigPath));
-  return config.users[0].user.token;
-}
 
 async function status(response: Promise<Response>): Promise<number | string> {
   try {
@@ -39,7 +23,7 @@ async function status(response: Promise<Response>): Promise<number | string> {
 
 Deno.test("kube-apiserver and etcd stop, restart and freeze; the stalling proxy holds watches", async (t) => {
   await using cluster = await startCluster({ nodes: 1, driver: "none" });
-  const http = adminFetch(cluster, await adminToken(cluster.kubeconfigPath));
+  const http = tokenFetch(cluster.caPem, await kubeconfigToken(cluster.kubeconfigPath));
   const proxy = await cluster.startApiProxy();
   try {
     await t.step("the proxy passes requests, TLS verified against the cluster's CA", async () => {
