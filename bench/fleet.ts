@@ -59,6 +59,7 @@ const METRIC = {
   requestsBurst: "kube-apiserver requests, burst",
   requestsIdle: "kube-apiserver requests once done, per idle minute",
   ...VERB_METRICS,
+  refused: "kube-apiserver requests answered 429 Too Many Requests, three windows",
   apiPeak: "kube-apiserver peak RSS, VmHWM at the end (MiB)",
   apiRss: "kube-apiserver RSS at the end (MiB)",
   agentsBound: "agents' RSS summed, every claim Bound (MiB)",
@@ -82,17 +83,33 @@ function windowsSummed(sample: FleetSample): ApiServerCounters[] {
   return [sample.startup, sample.burst, sample.idle];
 }
 
-/** One run in a line: where kube-scheduler put the claims, and which watch events dominated. */
-function describeRun(agent: BenchAgent, sample: FleetSample): string {
-  const byResource: Record<string, number> = {};
+function summedOverWindows(
+  sample: FleetSample,
+  read: (counters: ApiServerCounters) => Record<string, number>,
+): Record<string, number> {
+  const sums: Record<string, number> = {};
   for (const counters of windowsSummed(sample)) {
-    for (const [resource, count] of Object.entries(counters.watchEventsByResource)) {
-      byResource[resource] = (byResource[resource] ?? 0) + count;
-    }
+    for (const [key, count] of Object.entries(read(counters))) sums[key] = (sums[key] ?? 0) + count;
   }
+  return sums;
+}
+
+/**
+ * One run in a line: where kube-scheduler put the claims, which watch events
+ * dominated (over the three windows, and in the idle minute alone), and whose
+ * requests priority and fairness refused.
+ */
+function describeRun(agent: BenchAgent, sample: FleetSample): string {
+  const byResource = summedOverWindows(sample, (counters) => counters.watchEventsByResource);
+  const refused = describeLargest(
+    summedOverWindows(sample, (counters) => counters.refusedByFlowSchema),
+    4,
+  );
   const { fewestOnANode, mostOnANode } = sample.check;
   return `${agent}: ${fewestOnANode}–${mostOnANode} claims per node; watch events ` +
-    `${describeLargest(byResource, 6)}`;
+    `${describeLargest(byResource, 6)}; in the idle minute ` +
+    `${describeLargest(sample.idle.watchEventsByResource, 4) || "none"}; refused by flow ` +
+    `schema: ${refused || "none"}`;
 }
 
 /** One run's figures, keyed as METRIC. */
@@ -116,6 +133,7 @@ export function fleetFigures(sample: FleetSample): Record<MetricKey, number> {
     requestsBurst: totalRequests(sample.burst),
     requestsIdle: perMinute(totalRequests(sample.idle)),
     ...verbs,
+    refused: sum((counters) => counters.refused),
     apiPeak: sample.apiServerPeakMiB,
     apiRss: sample.apiServerRssMiB,
     agentsBound: sample.agentsRssAtBoundMiB,
@@ -165,8 +183,12 @@ function fleetNotes(size: FleetSize, runs: string[]): string[] {
     "end of the idle minute; VmHWM summed at the end. kube-apiserver: VmHWM (since the " +
     "cluster started) and VmRSS at the end.",
     "Check: after the idle minute, every claim Bound and named by exactly one PV (claimRef uid).",
-    "Per run, the claims per node (fewest–most) and the largest watch event counts by resource " +
-    `over the three windows: ${runs.join("; ")}.`,
+    "429s: apiserver_request_total with code 429, which counts priority and fairness's " +
+    "rejections too (k8s.io/apiserver endpoints/metrics RecordDroppedRequest), every client; " +
+    "by flow schema from apiserver_flowcontrol_rejected_requests_total (added 2026-11-27).",
+    "Per run, the claims per node (fewest–most), the largest watch event counts by resource " +
+    "over the three windows and in the idle minute alone (added 2026-11-27), and the refused " +
+    `requests by flow schema: ${runs.join(" | ")}.`,
     fleetMemoryNote(),
     "Machine: 2 cores shared with other developers' work while this was measured: the " +
     "figures are indicative, not precise.",

@@ -22,6 +22,13 @@ export interface ApiServerCounters {
   watchEvents: number;
   /** The same by resource (persistentvolumeclaims, pods, …). */
   watchEventsByResource: Record<string, number>;
+  /**
+   * Requests answered 429 Too Many Requests, every client: apiserver_request_total
+   * counts priority and fairness's rejections under that code too (RecordDroppedRequest).
+   */
+  refused: number;
+  /** apiserver_flowcontrol_rejected_requests_total by flow schema: whose requests were refused. */
+  refusedByFlowSchema: Record<string, number>;
 }
 
 /** The metric's series summed by the value of one label. */
@@ -72,6 +79,8 @@ export function countersDelta(
     requests: recordDelta(before.requests, after.requests),
     watchEvents: after.watchEvents - before.watchEvents,
     watchEventsByResource: recordDelta(before.watchEventsByResource, after.watchEventsByResource),
+    refused: after.refused - before.refused,
+    refusedByFlowSchema: recordDelta(before.refusedByFlowSchema, after.refusedByFlowSchema),
   };
 }
 
@@ -83,6 +92,14 @@ export function describeLargest(counts: Record<string, number>, top: number): st
     .slice(0, top)
     .map(([key, count]) => `${key} ${count}`)
     .join(", ");
+}
+
+/** Requests answered 429, whatever refused them (priority and fairness, or max in flight). */
+export function refusedRequests(samples: readonly MetricSample[]): number {
+  return sumMetric(samples, {
+    name: "apiserver_request_total",
+    filter: (labels) => labels["code"] === "429",
+  });
 }
 
 /** Every request, all verbs. */
@@ -108,6 +125,11 @@ export async function sampleApiServer(
     watchEventsByResource: sumByLabel(samples, {
       name: "apiserver_watch_events_total",
       label: "resource",
+    }),
+    refused: refusedRequests(samples),
+    refusedByFlowSchema: sumByLabel(samples, {
+      name: "apiserver_flowcontrol_rejected_requests_total",
+      label: "flow_schema",
     }),
   };
 }

@@ -3,6 +3,7 @@ import { parsePrometheusText } from "./api_metrics.ts";
 import {
   countersDelta,
   describeLargest,
+  refusedRequests,
   requestsByVerb,
   sumByLabel,
   totalRequests,
@@ -15,6 +16,11 @@ apiserver_request_total{code="404",resource="pods",verb="GET"} 1
 apiserver_request_total{code="201",resource="pods",verb="POST"} 5
 apiserver_request_total{code="200",resource="nodes",verb="WATCH"} 2
 apiserver_request_total{code="200",resource="persistentvolumes",verb="LIST"} 4
+apiserver_request_total{code="429",resource="persistentvolumes",verb="POST"} 2
+apiserver_request_total{code="429",resource="events",verb="POST"} 3
+# TYPE apiserver_flowcontrol_rejected_requests_total counter
+apiserver_flowcontrol_rejected_requests_total{flow_schema="service-accounts",priority_level="workload-low",reason="queue-full"} 4
+apiserver_flowcontrol_rejected_requests_total{flow_schema="service-accounts",priority_level="workload-low",reason="time-out"} 1
 # TYPE apiserver_longrunning_requests gauge
 apiserver_longrunning_requests{resource="pods",verb="WATCH"} 7
 apiserver_longrunning_requests{resource="pods",subresource="exec",verb="CONNECT"} 1
@@ -26,7 +32,7 @@ apiserver_watch_events_total{group="storage.k8s.io",resource="csinodes",version=
 Deno.test("requestsByVerb() sums every code and resource, and counts open watches as started", () => {
   deepStrictEqual(requestsByVerb(parsePrometheusText(SCRAPE)), {
     GET: 4,
-    POST: 5,
+    POST: 10,
     WATCH: 9,
     LIST: 4,
   });
@@ -39,12 +45,16 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
       requests: { GET: 10, WATCH: 3 },
       watchEvents: 100,
       watchEventsByResource: { pods: 100 },
+      refused: 4,
+      refusedByFlowSchema: { "service-accounts": 4 },
     },
     {
       cpuSeconds: 4,
       requests: { GET: 12, WATCH: 5, PATCH: 6 },
       watchEvents: 150,
       watchEventsByResource: { pods: 120, nodes: 30 },
+      refused: 9,
+      refusedByFlowSchema: { "service-accounts": 6, "workload-low": 3 },
     },
   );
   deepStrictEqual(delta, {
@@ -52,6 +62,8 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
     requests: { GET: 2, WATCH: 2, PATCH: 6 },
     watchEvents: 50,
     watchEventsByResource: { pods: 20, nodes: 30 },
+    refused: 5,
+    refusedByFlowSchema: { "service-accounts": 2, "workload-low": 3 },
   });
   deepStrictEqual(totalRequests(delta), 10);
 });
@@ -63,4 +75,16 @@ Deno.test("sumByLabel() and describeLargest() give watch events by resource, lar
   });
   deepStrictEqual(byResource, { pods: 30, csinodes: 4 });
   deepStrictEqual(describeLargest({ ...byResource, nodes: 0, pvs: 9 }, 2), "pods 30, pvs 9");
+});
+
+Deno.test("refusedRequests() and sumByLabel() count the 429s and whose requests were refused", () => {
+  const samples = parsePrometheusText(SCRAPE);
+  deepStrictEqual(refusedRequests(samples), 5);
+  deepStrictEqual(
+    sumByLabel(samples, {
+      name: "apiserver_flowcontrol_rejected_requests_total",
+      label: "flow_schema",
+    }),
+    { "service-accounts": 5 },
+  );
 });
