@@ -20,7 +20,13 @@ import { temporaryBuildah } from "./buildah.ts";
 import { runCommand } from "./command.ts";
 import { compileAgent } from "./compile.ts";
 import { BUILDAH, crossTools, type DebianTool, ensureDebianTools } from "./debian_packages.ts";
-import { buildImageArchive, ENTRYPOINT, IMAGE_USER, type StagedPlatform } from "./image.ts";
+import {
+  buildImageArchive,
+  ENTRYPOINT,
+  IMAGE_ENV,
+  IMAGE_USER,
+  type StagedPlatform,
+} from "./image.ts";
 import { binaryPath, hostPlatform, type Platform, PLATFORMS } from "./platforms.ts";
 import { imageLayout, type LayoutEntry, stageRootfs } from "./rootfs.ts";
 
@@ -75,7 +81,15 @@ async function inputsKey(
     }
   }
   const buildah = await runCommand("buildah", ["--version"]);
-  const inputs = { files, labels: imageLabels(info), info, IMAGE_USER, ENTRYPOINT, buildah };
+  const inputs = {
+    files,
+    labels: imageLabels(info),
+    info,
+    IMAGE_USER,
+    ENTRYPOINT,
+    IMAGE_ENV,
+    buildah,
+  };
   return createHash("sha256").update(JSON.stringify(inputs)).digest("hex");
 }
 

@@ -5,6 +5,7 @@
  */
 
 import { join } from "node:path";
+import { IMAGE_ENV } from "../../deploy/image/image.ts";
 import { REPO_ROOT } from "./drivers.ts";
 import { type ManagedProcess, type ProcessGroup, type StopOptions } from "./process.ts";
 
@@ -57,8 +58,13 @@ export function agentArgs(launch: AgentLaunch): string[] {
   ];
 }
 
+/**
+ * The environment of an agent's process: the image's (its allocator's
+ * settings, which upstream's Go binary ignores), then what the DaemonSet sets.
+ */
 export function agentEnv(launch: AgentLaunch): Record<string, string> {
   return {
+    ...IMAGE_ENV,
     NODE_NAME: launch.node,
     NAMESPACE: launch.namespace,
     POD_NAME: launch.podName,

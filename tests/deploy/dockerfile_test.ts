@@ -2,7 +2,7 @@
  * deploy/Dockerfile cannot be built here (no Docker), so it is checked
  * against `deno task image`, which is built and run here: its runtime stage
  * is FROM scratch with the files its build stage stages, the same labels,
- * user and entrypoint; the files it copies (and its .dockerignore lets
+ * user, environment and entrypoint; the files it copies (and its .dockerignore lets
  * through) are all that main.ts and the staging script need; and replaying
  * its build stage on exactly those files stages the very files the image
  * holds, byte for byte.
@@ -14,7 +14,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { imageLabels, readBuildInfo } from "../../deploy/image/build_info.ts";
-import { ENTRYPOINT, IMAGE_USER } from "../../deploy/image/image.ts";
+import { ENTRYPOINT, IMAGE_ENV, IMAGE_USER } from "../../deploy/image/image.ts";
 import { hostPlatform } from "../../deploy/image/platforms.ts";
 import { REPO_ROOT } from "../cluster/drivers.ts";
 import { mountImage, testImage } from "../image/image_fixture.ts";
@@ -105,7 +105,7 @@ async function treeOf(root: string, dir = root): Promise<Map<string, string>> {
   return tree;
 }
 
-Deno.test("the Dockerfile's runtime stage is the image task's: FROM scratch, its labels, user and entrypoint", async () => {
+Deno.test("the Dockerfile's runtime stage is the image task's: FROM scratch, its labels, user, environment and entrypoint", async () => {
   const all = await instructions();
   strictEqual(Math.max(...all.map((i) => i.stage)), 1, "two stages");
   strictEqual(only(all, 1, "FROM"), "scratch");
@@ -113,6 +113,7 @@ Deno.test("the Dockerfile's runtime stage is the image task's: FROM scratch, its
   strictEqual(only(all, 1, "USER"), IMAGE_USER);
   strictEqual(only(all, 1, "WORKDIR"), "/");
   strictEqual(only(all, 1, "ENTRYPOINT"), JSON.stringify(ENTRYPOINT));
+  deepStrictEqual(parseAssignments(only(all, 1, "ENV")), IMAGE_ENV);
   // The labels, with the build arguments the README's command passes in place of their values.
   const info = await readBuildInfo();
   const args = Object.fromEntries(

@@ -6,6 +6,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { IMAGE_ENV } from "../../deploy/image/image.ts";
 import { oursBinary } from "../cluster/agents.ts";
 import type { Cluster as RunningCluster } from "../cluster/cluster.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
@@ -61,7 +62,8 @@ export async function startAgent(
       ...(options.args ?? []),
     ],
     logFile,
-    env: { NODE_NAME: "node-a" },
+    // The image's environment, as a pod of the image would have it.
+    env: { ...IMAGE_ENV, NODE_NAME: "node-a" },
   });
   const log = () => existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
   return { dir, driver, agent, url: `http://127.0.0.1:${port}`, log };

@@ -50,6 +50,14 @@ function imageUser(user: string): { uid: number; gid: number } {
   return { uid: uid!, gid: gid ?? 0 };
 }
 
+/** The image configuration's `Env` ("KEY=value" entries), which a runtime starts the container with. */
+export function imageEnv(config: { Env?: string[] }): Record<string, string> {
+  return Object.fromEntries((config.Env ?? []).map((entry) => {
+    const at = entry.indexOf("=");
+    return at < 0 ? [entry, ""] : [entry.slice(0, at), entry.slice(at + 1)];
+  }));
+}
+
 /** Runs the mounted image's entrypoint as deploy/'s DaemonSet pod `pod` on its node. */
 export async function startImageAgent(
   cluster: RunningCluster,
@@ -86,6 +94,8 @@ export async function startImageAgent(
     ...securitySettings(container, imageUser(options.image.config.User)),
     command: [...command, ...args],
     env: {
+      // The image's environment first: the pod spec's variables override it, as in the kubelet.
+      ...imageEnv(options.image.config),
       ...containerEnv(container, options.pod),
       // What the kubelet sets in every container for the default namespace's kubernetes Service.
       KUBERNETES_SERVICE_HOST: server.hostname,
@@ -111,6 +121,7 @@ export async function startImageAgent(
 export async function runEntrypoint(
   image: MountedImage,
   args: string[],
+  options: { env?: Record<string, string> } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const { uid, gid } = imageUser(image.config.User);
   const script = containerScript({
@@ -122,7 +133,7 @@ export async function runEntrypoint(
     dropAllCapabilities: true,
     noNewPrivs: true,
     command: [...image.config.Entrypoint, ...args],
-    env: {},
+    env: { ...imageEnv(image.config), ...options.env },
   });
   const output = await new Deno.Command("unshare", {
     args: ["--mount", "--propagation", "private", "sh", "-c", script],
