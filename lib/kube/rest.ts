@@ -84,7 +84,7 @@ export interface KubeRestOptions {
 
 /** Creates a client for the credentials' API server. */
 export function createKubeRest(credentials: KubeCredentials, options: KubeRestOptions): KubeRest {
-  // The server's origin and path prefix, made once: per request they were 1% of the agent's CPU.
+  // The server's origin and path prefix, made once: per request they were 1% of the profile.
   const base = `${credentials.server.origin}${credentials.server.pathname.replace(/\/$/, "")}`;
   const bucket = options.budget instanceof TokenBucket
     ? options.budget
@@ -199,7 +199,7 @@ class Answers {
   }
 }
 
-/** The server's base path, the request's path and its query string. */
+/** `?key=value&…` of the query's defined parameters; "" for none. */
 function queryString(query: KubeRequest["query"]): string {
   if (query === undefined) return "";
   const params = new URLSearchParams();
