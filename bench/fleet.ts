@@ -109,7 +109,17 @@ function describeRun(agent: BenchAgent, sample: FleetSample): string {
   return `${agent}: ${fewestOnANode}–${mostOnANode} claims per node; watch events ` +
     `${describeLargest(byResource, 6)}; in the idle minute ` +
     `${describeLargest(sample.idle.watchEventsByResource, 4) || "none"}; refused by flow ` +
-    `schema: ${refused || "none"}`;
+    `schema: ${refused || "none"}${describeRefusals(sample)}`;
+}
+
+/** Which requests were refused, window by window ("" when none was). */
+function describeRefusals(sample: FleetSample): string {
+  const windows = { "start-up": sample.startup, burst: sample.burst, idle: sample.idle };
+  const parts = Object.entries(windows)
+    .map(([name, counters]) => [name, describeLargest(counters.refusedByRequest, 4)])
+    .filter(([, text]) => text !== "")
+    .map(([name, text]) => `${name}: ${text}`);
+  return parts.length === 0 ? "" : ` (${parts.join("; ")})`;
 }
 
 /** One run's figures, keyed as METRIC. */
@@ -188,7 +198,7 @@ function fleetNotes(size: FleetSize, runs: string[]): string[] {
     "by flow schema from apiserver_flowcontrol_rejected_requests_total (added 2026-11-27).",
     "Per run, the claims per node (fewest–most), the largest watch event counts by resource " +
     "over the three windows and in the idle minute alone (added 2026-11-27), and the refused " +
-    `requests by flow schema: ${runs.join(" | ")}.`,
+    `requests by flow schema, then by window, verb and resource: ${runs.join(" | ")}.`,
     fleetMemoryNote(),
     "Machine: 2 cores shared with other developers' work while this was measured: the " +
     "figures are indicative, not precise.",

@@ -29,6 +29,8 @@ export interface ApiServerCounters {
   refused: number;
   /** apiserver_flowcontrol_rejected_requests_total by flow schema: whose requests were refused. */
   refusedByFlowSchema: Record<string, number>;
+  /** The 429s by verb and resource ("LIST persistentvolumeclaims"): which requests were refused. */
+  refusedByRequest: Record<string, number>;
 }
 
 /** The metric's series summed by the value of one label. */
@@ -81,6 +83,7 @@ export function countersDelta(
     watchEventsByResource: recordDelta(before.watchEventsByResource, after.watchEventsByResource),
     refused: after.refused - before.refused,
     refusedByFlowSchema: recordDelta(before.refusedByFlowSchema, after.refusedByFlowSchema),
+    refusedByRequest: recordDelta(before.refusedByRequest, after.refusedByRequest),
   };
 }
 
@@ -100,6 +103,17 @@ export function refusedRequests(samples: readonly MetricSample[]): number {
     name: "apiserver_request_total",
     filter: (labels) => labels["code"] === "429",
   });
+}
+
+/** The 429s by "VERB resource" (the resource empty for a non-resource path). */
+export function refusedByRequest(samples: readonly MetricSample[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const sample of samples) {
+    if (sample.name !== "apiserver_request_total" || sample.labels["code"] !== "429") continue;
+    const key = `${sample.labels["verb"] ?? ""} ${sample.labels["resource"] ?? ""}`.trim();
+    counts[key] = (counts[key] ?? 0) + sample.value;
+  }
+  return counts;
 }
 
 /** Every request, all verbs. */
@@ -127,6 +141,7 @@ export async function sampleApiServer(
       label: "resource",
     }),
     refused: refusedRequests(samples),
+    refusedByRequest: refusedByRequest(samples),
     refusedByFlowSchema: sumByLabel(samples, {
       name: "apiserver_flowcontrol_rejected_requests_total",
       label: "flow_schema",

@@ -3,6 +3,7 @@ import { parsePrometheusText } from "./api_metrics.ts";
 import {
   countersDelta,
   describeLargest,
+  refusedByRequest,
   refusedRequests,
   requestsByVerb,
   sumByLabel,
@@ -47,6 +48,7 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
       watchEventsByResource: { pods: 100 },
       refused: 4,
       refusedByFlowSchema: { "service-accounts": 4 },
+      refusedByRequest: { "POST events": 4 },
     },
     {
       cpuSeconds: 4,
@@ -55,6 +57,7 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
       watchEventsByResource: { pods: 120, nodes: 30 },
       refused: 9,
       refusedByFlowSchema: { "service-accounts": 6, "workload-low": 3 },
+      refusedByRequest: { "POST events": 5, "LIST pods": 4 },
     },
   );
   deepStrictEqual(delta, {
@@ -64,6 +67,7 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
     watchEventsByResource: { pods: 20, nodes: 30 },
     refused: 5,
     refusedByFlowSchema: { "service-accounts": 2, "workload-low": 3 },
+    refusedByRequest: { "POST events": 1, "LIST pods": 4 },
   });
   deepStrictEqual(totalRequests(delta), 10);
 });
@@ -80,6 +84,7 @@ Deno.test("sumByLabel() and describeLargest() give watch events by resource, lar
 Deno.test("refusedRequests() and sumByLabel() count the 429s and whose requests were refused", () => {
   const samples = parsePrometheusText(SCRAPE);
   deepStrictEqual(refusedRequests(samples), 5);
+  deepStrictEqual(refusedByRequest(samples), { "POST persistentvolumes": 2, "POST events": 3 });
   deepStrictEqual(
     sumByLabel(samples, {
       name: "apiserver_flowcontrol_rejected_requests_total",
