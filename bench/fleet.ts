@@ -14,6 +14,7 @@ import {
   type ApiServerCounters,
   describeLargest,
   REPORTED_VERBS,
+  totalRefused,
   totalRequests,
 } from "./fleet_metrics.ts";
 import { assertFleetFits, fleetMemoryNote } from "./fleet_memory.ts";
@@ -143,7 +144,7 @@ export function fleetFigures(sample: FleetSample): Record<MetricKey, number> {
     requestsBurst: totalRequests(sample.burst),
     requestsIdle: perMinute(totalRequests(sample.idle)),
     ...verbs,
-    refused: sum((counters) => counters.refused),
+    refused: sum(totalRefused),
     apiPeak: sample.apiServerPeakMiB,
     apiRss: sample.apiServerRssMiB,
     agentsBound: sample.agentsRssAtBoundMiB,

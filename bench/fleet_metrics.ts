@@ -22,14 +22,13 @@ export interface ApiServerCounters {
   watchEvents: number;
   /** The same by resource (persistentvolumeclaims, pods, …). */
   watchEventsByResource: Record<string, number>;
-  /**
-   * Requests answered 429 Too Many Requests, every client: apiserver_request_total
-   * counts priority and fairness's rejections under that code too (RecordDroppedRequest).
-   */
-  refused: number;
   /** apiserver_flowcontrol_rejected_requests_total by flow schema: whose requests were refused. */
   refusedByFlowSchema: Record<string, number>;
-  /** The 429s by verb and resource ("LIST persistentvolumeclaims"): which requests were refused. */
+  /**
+   * Requests answered 429 Too Many Requests, every client, by verb and resource
+   * ("LIST persistentvolumeclaims"): apiserver_request_total counts priority and
+   * fairness's rejections under that code too (RecordDroppedRequest).
+   */
   refusedByRequest: Record<string, number>;
 }
 
@@ -81,7 +80,6 @@ export function countersDelta(
     requests: recordDelta(before.requests, after.requests),
     watchEvents: after.watchEvents - before.watchEvents,
     watchEventsByResource: recordDelta(before.watchEventsByResource, after.watchEventsByResource),
-    refused: after.refused - before.refused,
     refusedByFlowSchema: recordDelta(before.refusedByFlowSchema, after.refusedByFlowSchema),
     refusedByRequest: recordDelta(before.refusedByRequest, after.refusedByRequest),
   };
@@ -97,15 +95,10 @@ export function describeLargest(counts: Record<string, number>, top: number): st
     .join(", ");
 }
 
-/** Requests answered 429, whatever refused them (priority and fairness, or max in flight). */
-export function refusedRequests(samples: readonly MetricSample[]): number {
-  return sumMetric(samples, {
-    name: "apiserver_request_total",
-    filter: (labels) => labels["code"] === "429",
-  });
-}
-
-/** The 429s by "VERB resource" (the resource empty for a non-resource path). */
+/**
+ * Requests answered 429, whatever refused them (priority and fairness, or max
+ * in flight), by "VERB resource" (the resource empty for a non-resource path).
+ */
 export function refusedByRequest(samples: readonly MetricSample[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const sample of samples) {
@@ -119,6 +112,11 @@ export function refusedByRequest(samples: readonly MetricSample[]): Record<strin
 /** Every request, all verbs. */
 export function totalRequests(counters: ApiServerCounters): number {
   return Object.values(counters.requests).reduce((sum, count) => sum + count, 0);
+}
+
+/** Every request answered 429. */
+export function totalRefused(counters: ApiServerCounters): number {
+  return Object.values(counters.refusedByRequest).reduce((sum, count) => sum + count, 0);
 }
 
 /**
@@ -140,7 +138,6 @@ export async function sampleApiServer(
       name: "apiserver_watch_events_total",
       label: "resource",
     }),
-    refused: refusedRequests(samples),
     refusedByRequest: refusedByRequest(samples),
     refusedByFlowSchema: sumByLabel(samples, {
       name: "apiserver_flowcontrol_rejected_requests_total",

@@ -4,9 +4,9 @@ import {
   countersDelta,
   describeLargest,
   refusedByRequest,
-  refusedRequests,
   requestsByVerb,
   sumByLabel,
+  totalRefused,
   totalRequests,
 } from "./fleet_metrics.ts";
 
@@ -46,7 +46,6 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
       requests: { GET: 10, WATCH: 3 },
       watchEvents: 100,
       watchEventsByResource: { pods: 100 },
-      refused: 4,
       refusedByFlowSchema: { "service-accounts": 4 },
       refusedByRequest: { "POST events": 4 },
     },
@@ -55,7 +54,6 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
       requests: { GET: 12, WATCH: 5, PATCH: 6 },
       watchEvents: 150,
       watchEventsByResource: { pods: 120, nodes: 30 },
-      refused: 9,
       refusedByFlowSchema: { "service-accounts": 6, "workload-low": 3 },
       refusedByRequest: { "POST events": 5, "LIST pods": 4 },
     },
@@ -65,11 +63,11 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
     requests: { GET: 2, WATCH: 2, PATCH: 6 },
     watchEvents: 50,
     watchEventsByResource: { pods: 20, nodes: 30 },
-    refused: 5,
     refusedByFlowSchema: { "service-accounts": 2, "workload-low": 3 },
     refusedByRequest: { "POST events": 1, "LIST pods": 4 },
   });
   deepStrictEqual(totalRequests(delta), 10);
+  deepStrictEqual(totalRefused(delta), 5);
 });
 
 Deno.test("sumByLabel() and describeLargest() give watch events by resource, largest first", () => {
@@ -81,9 +79,8 @@ Deno.test("sumByLabel() and describeLargest() give watch events by resource, lar
   deepStrictEqual(describeLargest({ ...byResource, nodes: 0, pvs: 9 }, 2), "pods 30, pvs 9");
 });
 
-Deno.test("refusedRequests() and sumByLabel() count the 429s and whose requests were refused", () => {
+Deno.test("refusedByRequest() and sumByLabel() count the 429s by request and whose requests were refused", () => {
   const samples = parsePrometheusText(SCRAPE);
-  deepStrictEqual(refusedRequests(samples), 5);
   deepStrictEqual(refusedByRequest(samples), { "POST persistentvolumes": 2, "POST events": 3 });
   deepStrictEqual(
     sumByLabel(samples, {
