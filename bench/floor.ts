@@ -8,7 +8,7 @@
  *   (bench/floor/csi_and_watch.ts): the least an agent must do;
  * - the agent (ours) and upstream csi-provisioner, started as bench:startup does.
  * Every start, the agents' and the floor programs', runs a fresh, synced copy
- * of the binary (page_cache.ts). Each: start → ready, CPU at ready (in 10 ms ticks and on the scheduler's
+ * of the binary (page_cache.ts), with the image's environment (IMAGE_ENV). Each: start → ready, CPU at ready (in 10 ms ticks and on the scheduler's
  * clock), and after 10 s idle the RSS split into anonymous memory and file
  * pages (the executable's code and bytecode).
  * Prints a table and writes it to bench/results/floor.md.
@@ -18,6 +18,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bunBuildArgs } from "../deploy/image/compile.ts";
+import { IMAGE_ENV } from "../deploy/image/image.ts";
 import { hostPlatform } from "../deploy/image/platforms.ts";
 import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
 import { delay } from "../tests/cluster/wait.ts";
@@ -79,6 +80,8 @@ async function measureProgram(built: string, cluster: RunningCluster): Promise<S
   const started = performance.now();
   const child = new Deno.Command(binary, {
     args: [node.csiEndpoint.replace(/^unix:\/\//, ""), cluster.kubeconfigPath],
+    // The environment the image gives the agent, as the harness gives every agent it starts.
+    env: IMAGE_ENV,
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
