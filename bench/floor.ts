@@ -8,7 +8,8 @@
  *   (bench/floor/csi_and_watch.ts): the least an agent must do;
  * - the agent (ours) and upstream csi-provisioner, started as bench:startup does.
  * Every start, the agents' and the floor programs', runs a fresh, synced copy
- * of the binary (page_cache.ts), with the image's environment (IMAGE_ENV). Each: start → ready, CPU at ready (in 10 ms ticks and on the scheduler's
+ * of the binary (page_cache.ts) with the image's environment (IMAGE_ENV).
+ * Each: start → ready, CPU at ready (in 10 ms ticks and on the scheduler's
  * clock), and after 10 s idle the RSS split into anonymous memory and file
  * pages (the executable's code and bytecode).
  * Prints a table and writes it to bench/results/floor.md.
