@@ -111,12 +111,16 @@ export function refusedByRequest(samples: readonly MetricSample[]): Record<strin
 
 /** Every request, all verbs. */
 export function totalRequests(counters: ApiServerCounters): number {
-  return Object.values(counters.requests).reduce((sum, count) => sum + count, 0);
+  return sumOfCounts(counters.requests);
 }
 
 /** Every request answered 429. */
 export function totalRefused(counters: ApiServerCounters): number {
-  return Object.values(counters.refusedByRequest).reduce((sum, count) => sum + count, 0);
+  return sumOfCounts(counters.refusedByRequest);
+}
+
+function sumOfCounts(counts: Record<string, number>): number {
+  return Object.values(counts).reduce((sum, count) => sum + count, 0);
 }
 
 /**
