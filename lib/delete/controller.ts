@@ -20,7 +20,7 @@ import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { BoundedMap } from "../queue/bounded.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
-import { decideDelete, type DeletionSecret, finalizerChange } from "./decide.ts";
+import { decideDelete, type DeletionSecret, finalizerChange, mayNeedDeleteWork } from "./decide.ts";
 
 /** What the delete controller is given. */
 export interface DeleteControllerDeps {
@@ -65,6 +65,17 @@ export class DeleteController {
     this.#deps = deps;
     this.#segment = options.segment;
     this.#refused = new BoundedMap(options.refusedLimit ?? REFUSED_LIMIT, deps.metrics.refusedSet);
+  }
+
+  /**
+   * Whether a change of PV `name` (now `pv`, undefined once it is gone) can
+   * give sync() anything to do; the informer's handler queues only those.
+   * A PV whose volume this process deleted always can: its object is
+   * removed next, and its memo goes with it.
+   */
+  wants(name: string, pv: PersistentVolume | undefined): boolean {
+    if (this.#deleted.has(name)) return true;
+    return pv !== undefined && mayNeedDeleteWork(pv);
   }
 
   /** The worker pool's handler for one PV name. */

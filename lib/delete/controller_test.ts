@@ -100,6 +100,7 @@ function world(
   return {
     record,
     sync: (name = "pvc-1") => controller.sync(name, new AbortController().signal),
+    wants: () => controller.wants("pvc-1", volume),
     update: (next: PersistentVolume | undefined) => (volume = next),
   };
 }
@@ -204,4 +205,28 @@ Deno.test("a deleted volume's later updates never send DeleteVolume again", asyn
     "finalizer remove pvc-1",
   ]);
   deepStrictEqual(w.record.metrics, ["deleted fast"], "counted once");
+});
+
+Deno.test("only changes that give sync work are wanted, and a deleted volume's PV until it is gone", async () => {
+  const bound = world(pv({ phase: "Bound" }));
+  strictEqual(bound.wants(), false, "bound, finalizer in place: nothing to do");
+  bound.update(pv({ phase: "Bound", finalizers: [] }));
+  strictEqual(bound.wants(), true, "finalizer missing");
+  bound.update(undefined);
+  strictEqual(bound.wants(), false, "gone, never deleted here");
+
+  const released = pv();
+  const w = world(released);
+  strictEqual(w.wants(), true);
+  await w.sync();
+  // Deletion started, our finalizer gone: sync() must still see it to forget it.
+  w.update({
+    ...released,
+    metadata: { ...released.metadata, finalizers: [], deletionTimestamp: "2026-11-21T00:00:00Z" },
+  });
+  strictEqual(w.wants(), true);
+  w.update(undefined);
+  strictEqual(w.wants(), true, "its memo goes with the PV's removal");
+  await w.sync();
+  strictEqual(w.wants(), false);
 });

@@ -30,6 +30,19 @@ export function finalizerChange(pv: PersistentVolume): FinalizerChange {
   return wanted && !has ? "add" : "none";
 }
 
+/**
+ * Whether sync could do anything with the PV as it is now: change the
+ * protection finalizer, or (Released, reclaim policy Delete) delete its
+ * volume. Upstream's volume handler queues every PV update and its
+ * syncVolume then asks shouldDelete; here the volume queue is fed only PVs
+ * for which this says yes (and those this agent is deleting), so that the
+ * creation and binding updates of every PV in a burst of claims are not
+ * queued, taken by a worker and found to need nothing.
+ */
+export function mayNeedDeleteWork(pv: PersistentVolume): boolean {
+  return finalizerChange(pv) !== "none" || shouldDelete(pv) === undefined;
+}
+
 /** Where the DeleteVolume secret comes from. */
 export type DeletionSecret =
   | { kind: "none" }

@@ -1,6 +1,12 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { PersistentVolume } from "../model/objects.ts";
-import { decideDelete, deletionSecret, finalizerChange, noAffinityMessage } from "./decide.ts";
+import {
+  decideDelete,
+  deletionSecret,
+  finalizerChange,
+  mayNeedDeleteWork,
+  noAffinityMessage,
+} from "./decide.ts";
 import { storageClass } from "../../tests/builders/provision.ts";
 
 const KEY = "topology.test.csi.k8s.io/node";
@@ -59,6 +65,32 @@ Deno.test("finalizerChange() adds the finalizer to bound Delete PVs and removes 
   ];
   for (const [overrides, expected] of cases) {
     strictEqual(finalizerChange(pv(overrides)), expected, JSON.stringify(overrides));
+  }
+});
+
+Deno.test("mayNeedDeleteWork() says no exactly where sync would change no finalizer and delete nothing", () => {
+  const cases: [Parameters<typeof pv>[0], boolean][] = [
+    [{ phase: "Pending" }, false],
+    [{ phase: "Available" }, false],
+    [{ phase: "Bound" }, false],
+    [{ phase: "Bound", deleting: true }, false],
+    [{ phase: "Released", finalizers: [], deleting: true }, false],
+    [{ phase: "Released", policy: "Retain", finalizers: [] }, false],
+    [{ phase: "Bound", finalizers: [] }, true],
+    [{ phase: "Bound", policy: "Retain" }, true],
+    [{ phase: "Released" }, true],
+    [{ phase: "Released", deleting: true }, true],
+    [{ phase: "Released", node: "node-b" }, true],
+    [{ phase: "Released", node: null }, true],
+  ];
+  for (const [overrides, expected] of cases) {
+    const volume = pv(overrides);
+    const label = JSON.stringify(overrides);
+    strictEqual(mayNeedDeleteWork(volume), expected, label);
+    if (!expected) {
+      strictEqual(finalizerChange(volume), "none", label);
+      strictEqual(decideDelete(volume, { segment, storageClass: undefined }).kind, "ignore", label);
+    }
   }
 });
 

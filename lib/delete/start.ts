@@ -68,7 +68,9 @@ export function startDeletion(parts: DeletionParts, life: Lifecycle): () => void
     metrics: createDeleteMetrics(parts.registry, parts.bounds),
     logger: logger.child({ component: "delete" }),
   }, { segment: driver.segment });
-  parts.volumes.onChange((change) => queue.add(change.key));
+  parts.volumes.onChange((change) => {
+    if (controller.wants(change.key, change.new)) queue.add(change.key);
+  });
   if (attachments !== undefined) {
     attachments.informer.onChange((change) => {
       const pv = (change.old ?? change.new)?.persistentVolumeName;
