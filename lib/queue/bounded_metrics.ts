@@ -14,16 +14,35 @@ const EVICTIONS = "csi_node_provisioner_bounded_evictions_total";
 /** Makes observers of named bounded collections that report into `registry`. */
 export type BoundFactory = (collection: string, limit: number) => BoundObserver;
 
-/** The observer factory of `registry`. */
-export function boundedMetrics(registry: Registry): BoundFactory {
-  const entries = (registry.getSingleMetric(ENTRIES) as Gauge<"collection"> | undefined) ??
-    new Gauge({
+/**
+ * The entries gauge: each collection's latest size is kept in a plain map and
+ * handed to prom-client when the registry is read. Set through prom-client at
+ * every change (it hashes the labels each time), the Event buffer's and
+ * history's sizes were 1.6% of a burst's profile.
+ */
+class EntriesGauge extends Gauge<"collection"> {
+  readonly latest = new Map<string, number>();
+
+  constructor(registry: Registry) {
+    super({
       name: ENTRIES,
       help:
         "Entries in a bounded collection of the agent (infeasible_claims, misplaced_source_claims, refused_volumes, event_buffer, event_history, capacity_writes).",
       labelNames: ["collection"] as const,
       registers: [registry],
+      collect(this: Gauge<"collection">) {
+        for (const [collection, count] of (this as EntriesGauge).latest) {
+          this.set({ collection }, count);
+        }
+      },
     });
+  }
+}
+
+/** The observer factory of `registry`. */
+export function boundedMetrics(registry: Registry): BoundFactory {
+  const entries = (registry.getSingleMetric(ENTRIES) as EntriesGauge | undefined) ??
+    new EntriesGauge(registry);
   const limits = (registry.getSingleMetric(LIMIT) as Gauge<"collection"> | undefined) ??
     new Gauge({
       name: LIMIT,
@@ -41,10 +60,10 @@ export function boundedMetrics(registry: Registry): BoundFactory {
     });
   return (collection, limit) => {
     limits.set({ collection }, limit);
-    entries.set({ collection }, 0);
+    entries.latest.set(collection, 0);
     evictions.inc({ collection }, 0);
     return {
-      size: (count) => entries.set({ collection }, count),
+      size: (count) => entries.latest.set(collection, count),
       evicted: () => evictions.inc({ collection }),
     };
   };
