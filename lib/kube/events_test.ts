@@ -125,6 +125,28 @@ Deno.test("EventSender puts events of cluster-scoped objects in the default name
   strictEqual(fake.requests[0]?.path, "/api/v1/namespaces/default/events");
 });
 
+Deno.test("Events are named <object>.<hex>, each differently, in one sender and across senders", async () => {
+  const names: string[] = [];
+  for (const _ of [1, 2]) {
+    const fake = recordingRest();
+    const sender = new EventSender(fake.rest, { component: "c", host: "h", logger: quiet });
+    const stop = new AbortController();
+    const run = sender.run(stop.signal);
+    for (const reason of ["Provisioning", "ProvisioningSucceeded", "ExternalProvisioning"]) {
+      sender.record({ ...failed, type: "Normal", reason });
+    }
+    await drain(sender, run, stop);
+    names.push(
+      ...fake.requests.map((request) =>
+        (request.body as { metadata: { name: string } }).metadata.name
+      ),
+    );
+  }
+  strictEqual(names.length, 6);
+  for (const name of names) strictEqual(/^data\.[0-9a-f]{13,}$/.test(name), true, name);
+  strictEqual(new Set(names).size, 6, names.join(" "));
+});
+
 Deno.test("record() never blocks: a full buffer drops the event and counts it", () => {
   const fake = recordingRest();
   let dropped = 0;
