@@ -179,7 +179,10 @@ export class EventSender {
       // The name is known now: drop the link so that repeats never form a chain.
       delete entry.previous;
     } catch (error) {
-      if (signal.aborted) return;
+      if (signal.aborted) {
+        this.#requeueCutShort(key, entry);
+        return;
+      }
       this.#options.logger.warn(
         { err: error, reason: entry.event.reason },
         "Could not write event",
@@ -188,6 +191,19 @@ export class EventSender {
     } finally {
       this.#writing.delete(key);
     }
+  }
+
+  /**
+   * An Event whose write the shutdown cut short (in flight, or waiting
+   * between tries) goes back to the buffer, so that the flush after run()'s
+   * signal tries it once more under the same name (a create that did land
+   * answers 409). Unless a repeat is already waiting: that one carries the
+   * count and is written in its place.
+   */
+  #requeueCutShort(key: string, entry: Entry): void {
+    if (this.#pending.has(key)) return;
+    this.#pending.set(key, entry);
+    this.#options.pendingObserver?.size(this.#pending.size);
   }
 
   /**

@@ -329,6 +329,25 @@ Deno.test("a write the API server refused is not tried again; a 409 for a retrie
   strictEqual(patch?.path.endsWith(`/${nameOf(created!)}`), true, patch?.path);
 });
 
+Deno.test("an Event waiting between tries when the agent stops is written by the flush, under the same name", async () => {
+  const fake = scriptedRest([new TypeError("fetch failed: connection refused")]);
+  const sender = new EventSender(fake.rest, {
+    component: "c",
+    host: "h",
+    logger: quiet,
+    retrySleepMs: 60_000,
+  });
+  const stop = new AbortController();
+  const run = sender.run(stop.signal, { flushMs: 1000 });
+  sender.record(failed);
+  await waitUntil(() => fake.requests.length === 1);
+  stop.abort();
+  await run;
+  deepStrictEqual(fake.requests.map((request) => request.method), ["POST", "POST"]);
+  strictEqual(nameOf(fake.requests[1]!), nameOf(fake.requests[0]!));
+  strictEqual(sender.pending, 0);
+});
+
 Deno.test(`a write that never gets an answer is given up after ${MAX_TRIES_PER_EVENT} tries`, async () => {
   const fake = scriptedRest(Array.from({ length: 20 }, () => new TypeError("fetch failed")));
   const lines: string[] = [];
