@@ -178,14 +178,17 @@ async function readLines(
       if (chunk.done) return "end";
       const { value } = chunk;
       handlers.onChunk();
-      pending += decoder.decode(value, { stream: true });
-      let newline = pending.indexOf("\n");
-      while (newline >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
+      // Lines are cut from the chunk's text by index, and the rest kept once
+      // per chunk: cutting the rest again after every line was most of the
+      // line reader's own 2% of a burst's profile.
+      const text = pending + decoder.decode(value, { stream: true });
+      let start = 0;
+      for (let newline = text.indexOf("\n"); newline >= 0; newline = text.indexOf("\n", start)) {
+        const line = text.slice(start, newline);
+        start = newline + 1;
         if (line.trim() !== "") handlers.onLine(line);
-        newline = pending.indexOf("\n");
       }
+      pending = start === 0 ? text : text.slice(start);
     }
   } finally {
     reader.releaseLock();

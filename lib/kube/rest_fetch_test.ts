@@ -104,6 +104,31 @@ Deno.test("fetchLines() delivers whole lines across chunk borders and resolves a
   deepStrictEqual(lines, ['{"a":1}', '{"b":2}', '{"c":3}']);
 });
 
+Deno.test("fetchLines() keeps a character split across chunks whole, and many lines of one chunk in order", async () => {
+  const bytes = new TextEncoder().encode('{"n":"é"}\n' + '{"i":1}\n{"i":2}\n \n{"i":3}\n');
+  const split = bytes.indexOf(0xc3) + 1; // between the two bytes of "é"
+  const fetch: FetchLike = () =>
+    Promise.resolve(
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(bytes.slice(0, split));
+            controller.enqueue(bytes.slice(split));
+            controller.close();
+          },
+        }),
+        { status: 200 },
+      ),
+    );
+  const lines: string[] = [];
+  await fetchLines(parts(fetch), {
+    signal: new AbortController().signal,
+    onLine: (line) => lines.push(line),
+    inactivityMs: 5_000,
+  });
+  deepStrictEqual(lines, ['{"n":"é"}', '{"i":1}', '{"i":2}', '{"i":3}']);
+});
+
 Deno.test("fetchLines() ends a stream that sends nothing for inactivityMs", async () => {
   const lines: string[] = [];
   const started = performance.now();
