@@ -147,6 +147,11 @@ export class Informer<T> {
     return [...this.#store];
   }
 
+  /** The cached objects' keys, not copied: read them before the cache next changes. */
+  keys(): IterableIterator<string> {
+    return this.#store.keys();
+  }
+
   get size(): number {
     return this.#store.size;
   }
