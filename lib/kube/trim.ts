@@ -92,9 +92,11 @@ function isProtectionConcern(
   if ((raw.metadata as Metadata).finalizers?.includes(CLONE_PROTECTION_FINALIZER)) return true;
   const phase = claim.status?.phase ?? "";
   if (phase !== "Pending" && phase !== "") return false;
-  return [claim.spec.dataSource, claim.spec.dataSourceRef].some((ref) =>
-    ref?.kind === "PersistentVolumeClaim" || ref?.kind === "VolumeSnapshot"
-  );
+  return clonesOrRestores(claim.spec.dataSource) || clonesOrRestores(claim.spec.dataSourceRef);
+}
+
+function clonesOrRestores(ref: Claim["spec"]["dataSource"]): boolean {
+  return ref?.kind === "PersistentVolumeClaim" || ref?.kind === "VolumeSnapshot";
 }
 
 /** Keeps every StorageClass (there are few), trimmed. */
