@@ -23,7 +23,9 @@ import { binaryPath, hostPlatform, type Platform, PLATFORMS } from "./platforms.
  * default-budget benchmark (200 claims at QPS 5) 8.6 against 11.7 ms of CPU
  * per claim and 74.8 against 88.1 MiB peak RSS, a 1000-claim burst 3.6
  * against 3.8 ms per claim and 107 against 121 MiB, start-up 228 against
- * 313 ms of CPU (bench/README.md).
+ * 313 ms of CPU (bench/README.md). Above 256 the gain stops: 1024 and 4096
+ * took 4 MiB off a burst's peak but read 1.19x and 1.21x the control's CPU
+ * per claim at the default budget, where 256 read 1.12x in the same rounds.
  */
 const JIT_POLICY = 256;
 
