@@ -10,16 +10,16 @@
 //   collection (Bun.gc(true)), and a census again: what of the heap was live.
 // Written as JSON to CENSUS_OUT every 100 ms while it changes.
 import { heapStats } from "bun:jsc";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
+import { residentSplitMiB } from "./process_stats.ts";
 
 const out = process.env.CENSUS_OUT ?? `/tmp/heap-census-${process.pid}.json`;
 const mode = process.env.CENSUS_MODE ?? "peak";
 const minMiB = Number(process.env.CENSUS_MIN_MIB ?? "90");
 
 function smaps() {
-  const text = readFileSync("/proc/self/smaps_rollup", "utf8");
-  const kiB = (key) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0);
-  return { rssMiB: kiB("Rss") / 1024, anonymousMiB: kiB("Anonymous") / 1024 };
+  const { anonymous, file } = residentSplitMiB(process.pid);
+  return { rssMiB: anonymous + file, anonymousMiB: anonymous };
 }
 
 function census(label) {
