@@ -57,7 +57,7 @@ import { FatalError } from "./lib/runtime/fatal.ts";
 import { Heartbeat, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
 import { Lifecycle } from "./lib/runtime/lifecycle.ts";
 import { type CollectionReport, PeriodicCollection } from "./lib/runtime/collection.ts";
-import { footprintShrink, fullCollection } from "./lib/runtime/platform.ts";
+import { footprintShrink, fullCollection, heapUsedBytes } from "./lib/runtime/platform.ts";
 import { writeTerminationLog } from "./lib/runtime/termination_log.ts";
 import { VERSION, versionText } from "./lib/runtime/version.ts";
 
@@ -186,9 +186,24 @@ function assemble(config: Config, logger: Logger): Agent {
 function periodicCollection(logger: Logger): PeriodicCollection | undefined {
   const collect = fullCollection();
   if (collect === undefined) return undefined;
-  const onCollected = ({ ms, kind }: CollectionReport) =>
-    logger.debug({ ms: Math.round(ms * 10) / 10, kind }, "Full garbage collection");
-  return new PeriodicCollection({ collect, shrink: footprintShrink(), onCollected });
+  const mib = (bytes: number | undefined) =>
+    bytes === undefined ? undefined : Math.round(bytes / 104857.6) / 10;
+  const onCollected = ({ ms, kind, heapBeforeBytes, heapAfterBytes }: CollectionReport) =>
+    logger.debug(
+      {
+        ms: Math.round(ms * 10) / 10,
+        kind,
+        heapBeforeMiB: mib(heapBeforeBytes),
+        heapAfterMiB: mib(heapAfterBytes),
+      },
+      "Full garbage collection",
+    );
+  return new PeriodicCollection({
+    collect,
+    shrink: footprintShrink(),
+    heapUsed: heapUsedBytes,
+    onCollected,
+  });
 }
 
 /** Start-up refusals of --enable-capacity that only the driver's answers reveal. */

@@ -1,6 +1,10 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { runUntil } from "../../tests/fakes/async.ts";
-import { type CollectionReport, PeriodicCollection } from "./collection.ts";
+import {
+  type CollectionReport,
+  grownPastLastCollection,
+  PeriodicCollection,
+} from "./collection.ts";
 
 Deno.test("PeriodicCollection collects every period until the signal aborts, and reports each", async () => {
   const reports: CollectionReport[] = [];
@@ -64,4 +68,83 @@ Deno.test("PeriodicCollection only collects where the runtime has no shrink", as
   });
   await runUntil(collection, () => reports.length >= 2);
   deepStrictEqual(reports.every((report) => report.kind === "collection"), true);
+});
+
+const MiB = 1024 * 1024;
+
+Deno.test("grownPastLastCollection needs both twice the leftover and more than the floor", () => {
+  const limits = { factor: 2, floorBytes: 8 * MiB };
+  deepStrictEqual(
+    grownPastLastCollection({ usedBytes: 25 * MiB, leftBytes: 12 * MiB }, limits),
+    true,
+  );
+  deepStrictEqual(
+    grownPastLastCollection({ usedBytes: 24 * MiB, leftBytes: 12 * MiB }, limits),
+    false,
+  );
+  deepStrictEqual(
+    grownPastLastCollection({ usedBytes: 9 * MiB, leftBytes: 4 * MiB }, limits),
+    false,
+  );
+  deepStrictEqual(
+    grownPastLastCollection({ usedBytes: 13 * MiB, leftBytes: 4 * MiB }, limits),
+    true,
+  );
+});
+
+/** A heap that gains 1 MiB between reads and falls to `liveBytes` on a collection. */
+function growingHeap(liveBytes: number) {
+  let used = liveBytes;
+  return {
+    read: () => {
+      const now = used;
+      used += MiB;
+      return now;
+    },
+    collect: () => {
+      used = liveBytes;
+    },
+  };
+}
+
+Deno.test("PeriodicCollection collects when the heap has doubled since the last collection, and reports before and after", async () => {
+  const heap = growingHeap(4 * MiB);
+  const reports: CollectionReport[] = [];
+  const collection = new PeriodicCollection({
+    collect: heap.collect,
+    heapUsed: heap.read,
+    checkMs: 1,
+    periodMs: 1_000_000,
+    growthFloorBytes: 2 * MiB,
+    onCollected: (report) => reports.push(report),
+  });
+  await runUntil(collection, () => reports.length >= 2);
+  deepStrictEqual(
+    reports.slice(0, 2).map(({ kind, heapBeforeBytes, heapAfterBytes }) => ({
+      kind,
+      heapBeforeBytes,
+      heapAfterBytes,
+    })),
+    [
+      { kind: "growth", heapBeforeBytes: 9 * MiB, heapAfterBytes: 4 * MiB },
+      { kind: "growth", heapBeforeBytes: 9 * MiB, heapAfterBytes: 4 * MiB },
+    ],
+  );
+});
+
+Deno.test("PeriodicCollection does not collect on growth below the floor, and still collects every period", async () => {
+  const heap = growingHeap(4 * MiB);
+  const reports: CollectionReport[] = [];
+  let reads = 0;
+  const collection = new PeriodicCollection({
+    collect: heap.collect,
+    heapUsed: () => (reads++, heap.read()),
+    checkMs: 1,
+    periodMs: 10,
+    growthFloorBytes: 64 * MiB,
+    onCollected: (report) => reports.push(report),
+  });
+  await runUntil(collection, () => reports.length >= 2);
+  deepStrictEqual(reports.slice(0, 2).map((report) => report.kind), ["collection", "collection"]);
+  deepStrictEqual(reads > 10, true, "the heap was read between periodic collections");
 });

@@ -4,6 +4,7 @@
  * Everything else the agent needs from the host comes from `node:` built-ins,
  * which both runtimes provide.
  */
+import { memoryUsage } from "node:process";
 
 /** A running HTTP listener. */
 export interface HttpListener {
@@ -49,6 +50,15 @@ export function fullCollection(): (() => void) | undefined {
   if (bun !== undefined) return () => bun.gc(true);
   const gc = global.gc;
   return typeof gc === "function" ? () => gc() : undefined;
+}
+
+/**
+ * The bytes the runtime's heap holds now, objects live or not yet
+ * collected: `heapUsed` of node:process's memoryUsage(), which both
+ * runtimes provide (Bun reads JavaScriptCore's heap size).
+ */
+export function heapUsedBytes(): number {
+  return memoryUsage().heapUsed;
 }
 
 /**

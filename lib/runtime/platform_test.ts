@@ -1,5 +1,11 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { footprintShrink, fullCollection, serveHttp, splitHostPort } from "./platform.ts";
+import {
+  footprintShrink,
+  fullCollection,
+  heapUsedBytes,
+  serveHttp,
+  splitHostPort,
+} from "./platform.ts";
 
 Deno.test("splitHostPort() understands host:port, :port and [v6]:port", () => {
   deepStrictEqual(splitHostPort("127.0.0.1:8080"), { hostname: "127.0.0.1", port: 8080 });
@@ -42,4 +48,12 @@ Deno.test("footprintShrink() is Bun.shrink() under Bun, and none under Deno", ()
   } finally {
     delete global.Bun;
   }
+});
+
+Deno.test("heapUsedBytes() reads the heap, and sees it grow while objects are held", () => {
+  const before = heapUsedBytes();
+  const held = Array.from({ length: 200_000 }, (_, index) => ({ index }));
+  const after = heapUsedBytes();
+  strictEqual(before > 0, true);
+  strictEqual(after > before, true, `${after} > ${before} while ${held.length} objects are held`);
 });
