@@ -54,18 +54,22 @@ export class InformerUnion<T> {
    * earlier part holds (an object is in two parts only while its labels move).
    */
   get size(): number {
-    let size = 0;
-    this.#parts.forEach((part, index) => {
-      if (index === 0) {
-        size += part.size;
-        return;
+    const parts = this.#parts;
+    let size = parts[0]?.size ?? 0;
+    for (let index = 1; index < parts.length; index++) {
+      for (const key of parts[index]!.keys()) {
+        if (!this.#heldBefore(index, key)) size++;
       }
-      const earlier = this.#parts.slice(0, index);
-      for (const key of part.keys()) {
-        if (!earlier.some((other) => other.get(key) !== undefined)) size++;
-      }
-    });
+    }
     return size;
+  }
+
+  /** Whether a part before `index` holds `key`. */
+  #heldBefore(index: number, key: string): boolean {
+    for (let earlier = 0; earlier < index; earlier++) {
+      if (this.#parts[earlier]!.get(key) !== undefined) return true;
+    }
+    return false;
   }
 
   hasSynced(): boolean {
