@@ -74,22 +74,16 @@ const MiB = 1024 * 1024;
 
 Deno.test("grownPastLastCollection needs both twice the leftover and more than the floor", () => {
   const limits = { factor: 2, floorBytes: 8 * MiB };
-  deepStrictEqual(
-    grownPastLastCollection({ usedBytes: 25 * MiB, leftBytes: 12 * MiB }, limits),
-    true,
-  );
-  deepStrictEqual(
-    grownPastLastCollection({ usedBytes: 24 * MiB, leftBytes: 12 * MiB }, limits),
-    false,
-  );
-  deepStrictEqual(
-    grownPastLastCollection({ usedBytes: 9 * MiB, leftBytes: 4 * MiB }, limits),
-    false,
-  );
-  deepStrictEqual(
-    grownPastLastCollection({ usedBytes: 13 * MiB, leftBytes: 4 * MiB }, limits),
-    true,
-  );
+  const cases: [usedMiB: number, leftMiB: number, grown: boolean][] = [
+    [25, 12, true],
+    [24, 12, false], // exactly twice: not past it
+    [9, 4, false], // past twice, but only 5 MiB above the leftover
+    [13, 4, true],
+  ];
+  for (const [usedMiB, leftMiB, grown] of cases) {
+    const heap = { usedBytes: usedMiB * MiB, leftBytes: leftMiB * MiB };
+    deepStrictEqual(grownPastLastCollection(heap, limits), grown, `${usedMiB} over ${leftMiB} MiB`);
+  }
 });
 
 /** A heap that gains 1 MiB between reads and falls to `liveBytes` on a collection. */
