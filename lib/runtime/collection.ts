@@ -35,13 +35,15 @@
  * so upstream's peak under a burst of claims stays near twice its live data.
  * JavaScriptCore lets the heap's capacity run further before a full
  * collection, and RSS keeps what the heap once held. Measured in a burst of
- * 100 claims on one node: at the RSS peak the heap held 13 MiB of objects in
- * 31 MiB of capacity, and one full collection left 12 of 26 MiB live. So the
- * loop reads the heap once a second (a cheap counter) and collects in full
- * when it passes twice what the last full collection left, and by more than
- * a floor so that a small idle heap does not collect at every wake-up. In
- * A/B runs against the periodic collection alone: the burst's peak RSS
- * 106 → 96 MiB in each of 3 rounds, CPU per claim inside the spread.
+ * 1000 claims on one node: at the RSS peak the heap held 13 MiB of objects
+ * in 31 MiB of capacity, and one full collection left 12 of 26 MiB live. So
+ * the loop reads the heap's used bytes once a second and collects in full
+ * when they pass twice what the last full collection left, and by more than
+ * a floor so that a small idle heap does not collect at every wake-up. In 5
+ * alternating rounds against the periodic collection alone: the burst's peak
+ * RSS 107 → 99 MiB (two collections on growth, 48 and 128 ms), CPU per claim
+ * inside the spread; under a churn of 1 claim a second the heap never
+ * doubled between two periodic collections, so none ran on growth there.
  */
 import { sleep } from "./sleep.ts";
 

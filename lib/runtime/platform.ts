@@ -65,7 +65,9 @@ export function heapUsedBytes(): number {
  * A shrink of the whole footprint, or undefined where the runtime offers
  * none: Bun.shrink() collects the heap in full, discards JIT-compiled code
  * and returns the native allocator's free pages to the kernel
- * (JavaScriptCore's VM::shrinkFootprintWhenIdle, runtime/VM.cpp).
+ * (JavaScriptCore's VM::shrinkFootprintWhenIdle, runtime/VM.cpp). It does so
+ * through VM::whenIdle, once the JavaScript on the stack has returned: the
+ * call itself returns at once, before any of that work.
  */
 export function footprintShrink(): (() => void) | undefined {
   const bun = (globalThis as { Bun?: { shrink(): void } }).Bun;
