@@ -1,7 +1,7 @@
 /**
- * A full garbage collection of the agent's heap every two minutes, every
- * third one a shrink of the whole footprint, and one more whenever the heap
- * has doubled since the last full collection.
+ * A full garbage collection of the agent's heap once two minutes have passed
+ * without one, every third of those a shrink of the whole footprint, and one
+ * whenever the heap has doubled since the last full collection.
  *
  * Why collect: Go's runtime forces a collection when none ran for two
  * minutes (runtime/proc.go, forcegcperiod), so upstream's heap follows its
@@ -45,6 +45,7 @@
  * inside the spread; under a churn of 1 claim a second the heap never
  * doubled between two periodic collections, so none ran on growth there.
  */
+import { setImmediate } from "node:timers";
 import { sleep } from "./sleep.ts";
 
 /** Go's forcegcperiod. */
@@ -64,6 +65,10 @@ export const GROWTH_FLOOR_BYTES = 8 * 1024 * 1024;
 
 /** What one collection took, why it ran, and the heap before and after (when read). */
 export interface CollectionReport {
+  /**
+   * From the call to its return; for a shrink, to the event loop's next turn,
+   * so that its deferred work counts (with whatever else ran before that turn).
+   */
   ms: number;
   /** "collection" and "shrink" are periodic; "growth" ran because the heap doubled. */
   kind: "collection" | "shrink" | "growth";
@@ -99,7 +104,11 @@ export class PeriodicCollection {
   constructor(options: {
     /** The runtime's full collection (platform.ts's fullCollection()). */
     collect: () => void;
-    /** The runtime's footprint shrink (platform.ts's footprintShrink()), if it has one. */
+    /**
+     * The runtime's footprint shrink (platform.ts's footprintShrink()), if it
+     * has one: a full collection and more, whose work may run after the call
+     * returns, once the calling JavaScript has (Bun's does).
+     */
     shrink?: (() => void) | undefined;
     /** The heap's used bytes (platform.ts's heapUsedBytes()); without it, only periodic collections. */
     heapUsed?: (() => number) | undefined;
@@ -116,7 +125,9 @@ export class PeriodicCollection {
     this.#heapUsed = options.heapUsed;
     this.#shrinkEvery = options.shrinkEvery ?? SHRINK_EVERY;
     this.#periodMs = options.periodMs ?? FULL_COLLECTION_PERIOD_MS;
-    this.#checkMs = Math.min(options.checkMs ?? GROWTH_CHECK_MS, this.#periodMs);
+    // Without a heap reading there is nothing to check between periodic collections.
+    const checkMs = options.heapUsed === undefined ? this.#periodMs : options.checkMs;
+    this.#checkMs = Math.min(checkMs ?? GROWTH_CHECK_MS, this.#periodMs);
     this.#limits = {
       factor: options.growthFactor ?? GROWTH_FACTOR,
       floorBytes: options.growthFloorBytes ?? GROWTH_FLOOR_BYTES,
@@ -124,44 +135,68 @@ export class PeriodicCollection {
     this.#onCollected = options.onCollected ?? (() => {});
   }
 
-  /** Collects every period, and on growth, until `signal` aborts; resolves then. */
+  /**
+   * Collects when a period has passed since the last full collection of
+   * either kind (as Go's forcegc counts from the last cycle), and on growth
+   * in between, until `signal` aborts; resolves then.
+   */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.#heapUsed === undefined) {
-      while (await sleep(this.#periodMs, signal)) this.#collectPeriodic();
-      return;
-    }
     // Until the first collection, the heap at start stands for what one would leave.
-    this.#leftBytes = this.#heapUsed();
-    let sincePeriodicMs = 0;
+    this.#leftBytes = this.#heapUsed?.() ?? 0;
+    let sinceCollectionMs = 0;
     while (await sleep(this.#checkMs, signal)) {
-      sincePeriodicMs += this.#checkMs;
-      if (sincePeriodicMs >= this.#periodMs) {
-        sincePeriodicMs = 0;
-        this.#collectPeriodic();
-      } else {
-        this.#collectOnGrowth(this.#heapUsed());
+      sinceCollectionMs += this.#checkMs;
+      if (sinceCollectionMs >= this.#periodMs) {
+        sinceCollectionMs = 0;
+        await this.#collectPeriodic();
+        continue;
+      }
+      const grownBytes = this.#grownBytes();
+      if (grownBytes !== undefined) {
+        sinceCollectionMs = 0;
+        await this.#timed("growth", this.#collect, { heapBeforeBytes: grownBytes });
       }
     }
   }
 
-  #collectOnGrowth(usedBytes: number): void {
-    if (!grownPastLastCollection({ usedBytes, leftBytes: this.#leftBytes }, this.#limits)) return;
-    this.#timed("growth", this.#collect, usedBytes);
+  /** The heap's used bytes if they have grown past the last collection's leftover. */
+  #grownBytes(): number | undefined {
+    const usedBytes = this.#heapUsed?.();
+    if (usedBytes === undefined) return undefined;
+    const heap = { usedBytes, leftBytes: this.#leftBytes };
+    return grownPastLastCollection(heap, this.#limits) ? usedBytes : undefined;
   }
 
-  #collectPeriodic(): void {
+  #collectPeriodic(): Promise<void> {
     this.#periodic++;
     const shrink = this.#periodic % this.#shrinkEvery === 0 ? this.#shrink : undefined;
-    const before = this.#heapUsed?.();
-    this.#timed(shrink === undefined ? "collection" : "shrink", shrink ?? this.#collect, before);
+    if (shrink === undefined) return this.#timed("collection", this.#collect);
+    return this.#timed("shrink", shrink, { deferred: true });
   }
 
-  #timed(kind: CollectionReport["kind"], collect: () => void, heapBeforeBytes?: number): void {
+  /**
+   * Runs one collection and reports it. A deferred one (Bun.shrink()) is
+   * timed and read on the event loop's next turn: its work runs once the
+   * calling JavaScript returns, so at the call's return neither the time nor
+   * the heap would show it.
+   */
+  async #timed(
+    kind: CollectionReport["kind"],
+    collect: () => void,
+    options: { deferred?: boolean; heapBeforeBytes?: number } = {},
+  ): Promise<void> {
+    const heapBeforeBytes = options.heapBeforeBytes ?? this.#heapUsed?.();
     const started = performance.now();
     collect();
+    if (options.deferred) await nextTurn();
     const ms = performance.now() - started;
     const heapAfterBytes = this.#heapUsed?.();
     if (heapAfterBytes !== undefined) this.#leftBytes = heapAfterBytes;
     this.#onCollected({ ms, kind, heapBeforeBytes, heapAfterBytes });
   }
+}
+
+/** Resolves on the event loop's next turn, after the current JavaScript has returned. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -142,3 +142,52 @@ Deno.test("PeriodicCollection does not collect on growth below the floor, and st
   deepStrictEqual(reports.slice(0, 2).map((report) => report.kind), ["collection", "collection"]);
   deepStrictEqual(reads > 10, true, "the heap was read between periodic collections");
 });
+
+Deno.test("PeriodicCollection reports a shrink once its deferred work has run, and measures growth from what it left", async () => {
+  let used = 20 * MiB;
+  const reports: CollectionReport[] = [];
+  const collection = new PeriodicCollection({
+    collect: () => {
+      used = 4 * MiB;
+    },
+    // As Bun.shrink(): the call returns first, the collection runs after.
+    shrink: () => queueMicrotask(() => used = 4 * MiB),
+    heapUsed: () => used,
+    shrinkEvery: 1,
+    checkMs: 1,
+    periodMs: 3,
+    growthFloorBytes: 2 * MiB,
+    onCollected: (report) => {
+      reports.push(report);
+      if (report.kind === "shrink") used = 9 * MiB;
+    },
+  });
+  await runUntil(collection, () => reports.length >= 2);
+  deepStrictEqual(
+    reports.slice(0, 2).map(({ kind, heapBeforeBytes, heapAfterBytes }) => ({
+      kind,
+      heapBeforeBytes,
+      heapAfterBytes,
+    })),
+    [
+      { kind: "shrink", heapBeforeBytes: 20 * MiB, heapAfterBytes: 4 * MiB },
+      { kind: "growth", heapBeforeBytes: 9 * MiB, heapAfterBytes: 4 * MiB },
+    ],
+  );
+});
+
+Deno.test("PeriodicCollection counts the period from the last collection of either kind", async () => {
+  // Grows past the floor every 5 reads; a period is 7 checks.
+  const heap = growingHeap(4 * MiB);
+  const reports: CollectionReport[] = [];
+  const collection = new PeriodicCollection({
+    collect: heap.collect,
+    heapUsed: heap.read,
+    checkMs: 1,
+    periodMs: 7,
+    growthFloorBytes: 2 * MiB,
+    onCollected: (report) => reports.push(report),
+  });
+  await runUntil(collection, () => reports.length >= 3);
+  deepStrictEqual(reports.slice(0, 3).map((report) => report.kind), ["growth", "growth", "growth"]);
+});
