@@ -101,24 +101,35 @@ function growingHeap(liveBytes: number) {
   };
 }
 
-Deno.test("PeriodicCollection collects when the heap has doubled since the last collection, and reports before and after", async () => {
+/** A collection over growingHeap(4 MiB), read every 1 ms, collecting on growth above 2 MiB. */
+function onGrowingHeap(periodMs: number) {
   const heap = growingHeap(4 * MiB);
   const reports: CollectionReport[] = [];
   const collection = new PeriodicCollection({
     collect: heap.collect,
     heapUsed: heap.read,
     checkMs: 1,
-    periodMs: 1_000_000,
+    periodMs,
     growthFloorBytes: 2 * MiB,
     onCollected: (report) => reports.push(report),
   });
+  return { collection, reports };
+}
+
+/** The first `count` reports without their times, which vary from run to run. */
+function withoutTimes(reports: CollectionReport[], count: number) {
+  return reports.slice(0, count).map(({ kind, heapBeforeBytes, heapAfterBytes }) => ({
+    kind,
+    heapBeforeBytes,
+    heapAfterBytes,
+  }));
+}
+
+Deno.test("PeriodicCollection collects when the heap has doubled since the last collection, and reports before and after", async () => {
+  const { collection, reports } = onGrowingHeap(1_000_000);
   await runUntil(collection, () => reports.length >= 2);
   deepStrictEqual(
-    reports.slice(0, 2).map(({ kind, heapBeforeBytes, heapAfterBytes }) => ({
-      kind,
-      heapBeforeBytes,
-      heapAfterBytes,
-    })),
+    withoutTimes(reports, 2),
     [
       { kind: "growth", heapBeforeBytes: 9 * MiB, heapAfterBytes: 4 * MiB },
       { kind: "growth", heapBeforeBytes: 9 * MiB, heapAfterBytes: 4 * MiB },
@@ -164,11 +175,7 @@ Deno.test("PeriodicCollection reports a shrink once its deferred work has run, a
   });
   await runUntil(collection, () => reports.length >= 2);
   deepStrictEqual(
-    reports.slice(0, 2).map(({ kind, heapBeforeBytes, heapAfterBytes }) => ({
-      kind,
-      heapBeforeBytes,
-      heapAfterBytes,
-    })),
+    withoutTimes(reports, 2),
     [
       { kind: "shrink", heapBeforeBytes: 20 * MiB, heapAfterBytes: 4 * MiB },
       { kind: "growth", heapBeforeBytes: 9 * MiB, heapAfterBytes: 4 * MiB },
@@ -178,16 +185,7 @@ Deno.test("PeriodicCollection reports a shrink once its deferred work has run, a
 
 Deno.test("PeriodicCollection counts the period from the last collection of either kind", async () => {
   // Grows past the floor every 5 reads; a period is 7 checks.
-  const heap = growingHeap(4 * MiB);
-  const reports: CollectionReport[] = [];
-  const collection = new PeriodicCollection({
-    collect: heap.collect,
-    heapUsed: heap.read,
-    checkMs: 1,
-    periodMs: 7,
-    growthFloorBytes: 2 * MiB,
-    onCollected: (report) => reports.push(report),
-  });
+  const { collection, reports } = onGrowingHeap(7);
   await runUntil(collection, () => reports.length >= 3);
   deepStrictEqual(reports.slice(0, 3).map((report) => report.kind), ["growth", "growth", "growth"]);
 });
