@@ -9,7 +9,11 @@
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { Segments } from "../csi/types.ts";
-import { ANN_BETA_STORAGE_PROVISIONER, ANN_STORAGE_PROVISIONER } from "../model/keys.ts";
+import {
+  ANN_BETA_STORAGE_PROVISIONER,
+  ANN_SELECTED_NODE,
+  ANN_STORAGE_PROVISIONER,
+} from "../model/keys.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import { decideClaim } from "../provision/decide.ts";
 import { provisionControllerOptions } from "../provision/options.ts";
@@ -34,7 +38,7 @@ export function replayDecision(
   const options = provisionControllerOptions(config, assumedDriver(agent.driverName, segment), {
     identity: "",
   });
-  if (!isAnnotated(snapshot)) {
+  if (!isAnnotated(snapshot) && claim.metadata.annotations?.[ANN_SELECTED_NODE] !== agent.node) {
     return {
       text: "none yet: the PV controller has not named a provisioner on the claim " +
         `(${ANN_STORAGE_PROVISIONER}; for WaitForFirstConsumer it does once a node is selected)`,

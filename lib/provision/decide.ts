@@ -6,6 +6,18 @@
  * binding ownership race (which waits and updates the claim) is not decided
  * here; such claims get their own kind, which the controller hands to the
  * race (race.ts).
+ *
+ * One departure from upstream: a WaitForFirstConsumer claim selected to this
+ * node whose class names our driver is provisioned without waiting for the
+ * PV controller's `volume.kubernetes.io/storage-provisioner` annotation
+ * (sig-storage-lib `shouldProvision` requires it). The scheduler has already
+ * chosen provisioning by selecting the node (kube-scheduler's volume binder
+ * selects a node only for claims it leaves to a provisioner), and the PV
+ * controller binds a WaitForFirstConsumer claim only to a PV pre-bound to it
+ * (component-helpers `FindMatchingVolume` with delayBinding), which ours is.
+ * When our PV is there first, the PV controller binds it and never writes
+ * the annotation: one claim update fewer, which every watcher of claims
+ * (every node's agent, kube-scheduler) would have received.
  */
 import {
   ANN_BETA_STORAGE_CLASS,
@@ -47,7 +59,12 @@ export type IgnoreCause =
    * reports a missing class itself; the caller may re-examine the claim
    * when StorageClasses change.
    */
-  | "classMissing";
+  | "classMissing"
+  /**
+   * Selected to this node, no provisioner named yet, and the class is not a
+   * WaitForFirstConsumer one: the PV controller names one first.
+   */
+  | "notNamed";
 
 /** A claim left alone, with the reason for the debug log. */
 export interface Ignore {
@@ -56,8 +73,17 @@ export interface Ignore {
   reason: string;
 }
 
-/** First pass over the claim alone: ignore it, or look up its class by name. */
-export type ClaimScreen = Ignore | { kind: "lookUpClass"; storageClassName: string };
+/**
+ * First pass over the claim alone: ignore it, or look up its class by name.
+ * `named` is false for a claim selected to this node that no provisioner
+ * is named on yet: only a WaitForFirstConsumer class of our driver makes it
+ * ours.
+ */
+export type ClaimScreen = Ignore | {
+  kind: "lookUpClass";
+  storageClassName: string;
+  named: boolean;
+};
 
 /** What the caller does with a claim. */
 export type ClaimDecision =
@@ -86,9 +112,16 @@ export function screenClaim(claim: Claim, options: ClaimDecisionOptions): ClaimS
   }
   if (claim.metadata.deletionTimestamp) return ignore("deleting", `claim ${key} is being deleted`);
   // The new annotation wins whenever it is present, even when empty (as upstream reads it).
-  const provisioner = annotations[ANN_STORAGE_PROVISIONER] ??
-    annotations[ANN_BETA_STORAGE_PROVISIONER] ?? "";
-  if (provisioner !== options.driverName && annotations[ANN_MIGRATED_TO] !== options.driverName) {
+  const named = annotations[ANN_STORAGE_PROVISIONER] ?? annotations[ANN_BETA_STORAGE_PROVISIONER];
+  const provisioner = named ?? "";
+  const migrated = annotations[ANN_MIGRATED_TO];
+  if (
+    named === undefined && migrated === undefined &&
+    annotations[ANN_SELECTED_NODE] === options.nodeName
+  ) {
+    return { kind: "lookUpClass", storageClassName: claimStorageClassName(claim), named: false };
+  }
+  if (provisioner !== options.driverName && migrated !== options.driverName) {
     return ignore(
       "otherProvisioner",
       `PVC annotated with external-provisioner name ${provisioner} does not match provisioner driver name ` +
@@ -103,7 +136,7 @@ export function screenClaim(claim: Claim, options: ClaimDecisionOptions): ClaimS
         JSON.stringify(options.nodeName),
     );
   }
-  return { kind: "lookUpClass", storageClassName: claimStorageClassName(claim) };
+  return { kind: "lookUpClass", storageClassName: claimStorageClassName(claim), named: true };
 }
 
 /** The claim and its class as the caches have them. */
@@ -118,6 +151,7 @@ export function decideClaim(snapshot: ClaimSnapshot, options: ClaimDecisionOptio
   const { claim, storageClass } = snapshot;
   const screen = screenClaim(claim, options);
   if (screen.kind === "ignore") return screen;
+  if (!screen.named) return decideUnnamed(storageClass, options);
   const selected = (claim.metadata.annotations?.[ANN_SELECTED_NODE] ?? "") !== "";
   const className = screen.storageClassName;
   if (storageClass === undefined) {
@@ -154,6 +188,34 @@ export function decideClaim(snapshot: ClaimSnapshot, options: ClaimDecisionOptio
   }
   return { kind: "immediateBinding", reason: IMMEDIATE_RACE, storageClass };
 }
+
+/**
+ * A claim selected to this node, no provisioner named on it yet. Anything
+ * but a WaitForFirstConsumer class of our driver waits, silently, for the PV
+ * controller to name one: the class may be another driver's (its claims
+ * get no Warning from us), missing (the PV controller reports that), or
+ * Immediate (the PV controller may still bind the claim to an existing PV).
+ */
+function decideUnnamed(
+  storageClass: StorageClass | undefined,
+  options: ClaimDecisionOptions,
+): ClaimDecision {
+  if (storageClass === undefined) {
+    return ignore("classMissing", `${NOT_NAMED}, and its class is not in the cache`);
+  }
+  if (storageClass.provisioner !== options.driverName) {
+    return ignore(
+      "otherProvisioner",
+      `${NOT_NAMED}, and its class names provisioner ${JSON.stringify(storageClass.provisioner)}`,
+    );
+  }
+  if (storageClass.volumeBindingMode !== "WaitForFirstConsumer") {
+    return ignore("notNamed", `${NOT_NAMED}, and its class binds Immediate`);
+  }
+  return { kind: "provision", storageClass };
+}
+
+const NOT_NAMED = "the PV controller has not named a provisioner on the claim yet";
 
 function ignore(cause: IgnoreCause, reason: string): Ignore {
   return { kind: "ignore", cause, reason };

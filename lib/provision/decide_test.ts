@@ -69,12 +69,48 @@ Deno.test("decideClaim() ignores claims of another provisioner with upstream's r
     ),
   );
   deepStrictEqual(
-    decide(withAnnotations({ [SELECTED]: NODE })),
+    decide(withAnnotations({})),
     ignored(
       "otherProvisioner",
       `PVC annotated with external-provisioner name  does not match provisioner driver name ${DRIVER}. This could mean the PVC is not migrated`,
     ),
   );
+});
+
+const UNNAMED = withAnnotations({ [SELECTED]: NODE });
+
+Deno.test("decideClaim() provisions a WaitForFirstConsumer claim selected to this node before the PV controller names a provisioner", () => {
+  deepStrictEqual(decide(UNNAMED), { kind: "provision", storageClass: storageClass() });
+  deepStrictEqual(screenClaim(UNNAMED, OPTIONS), {
+    kind: "lookUpClass",
+    storageClassName: "fast",
+    named: false,
+  });
+});
+
+Deno.test("decideClaim() leaves a claim without a named provisioner to the PV controller, silently, unless its class is a WaitForFirstConsumer one of our driver", () => {
+  const notNamed = "the PV controller has not named a provisioner on the claim yet";
+  deepStrictEqual(
+    decide(UNNAMED, null),
+    ignored("classMissing", `${notNamed}, and its class is not in the cache`),
+  );
+  deepStrictEqual(
+    decide(UNNAMED, storageClass({ provisioner: "other.csi.example.com" })),
+    ignored(
+      "otherProvisioner",
+      `${notNamed}, and its class names provisioner "other.csi.example.com"`,
+    ),
+  );
+  deepStrictEqual(
+    decide(UNNAMED, storageClass({ volumeBindingMode: "Immediate" })),
+    ignored("notNamed", `${notNamed}, and its class binds Immediate`),
+  );
+  deepStrictEqual(
+    decide(withAnnotations({ [SELECTED]: "node-b" })).kind,
+    "ignore",
+  );
+  // An empty annotation names a provisioner: "" (as upstream reads it).
+  deepStrictEqual(decide(withAnnotations({ [PROVISIONER]: "", [SELECTED]: NODE })).kind, "ignore");
 });
 
 Deno.test("decideClaim() reads the beta provisioner annotation only when the new one is absent", () => {
@@ -109,7 +145,11 @@ Deno.test("screenClaim() ignores a claim selected to another node without any lo
 });
 
 Deno.test("screenClaim() names the class to look up, the beta annotation winning", () => {
-  deepStrictEqual(screenClaim(claim(), OPTIONS), { kind: "lookUpClass", storageClassName: "fast" });
+  deepStrictEqual(screenClaim(claim(), OPTIONS), {
+    kind: "lookUpClass",
+    storageClassName: "fast",
+    named: true,
+  });
   deepStrictEqual(
     screenClaim(
       withAnnotations(
@@ -118,7 +158,7 @@ Deno.test("screenClaim() names the class to look up, the beta annotation winning
       ),
       OPTIONS,
     ),
-    { kind: "lookUpClass", storageClassName: "legacy" },
+    { kind: "lookUpClass", storageClassName: "legacy", named: true },
   );
 });
 
@@ -134,6 +174,7 @@ Deno.test("decideClaim() copes with a claim that has only the beta class annotat
   deepStrictEqual(screenClaim(legacy, OPTIONS), {
     kind: "lookUpClass",
     storageClassName: "legacy",
+    named: true,
   });
   deepStrictEqual(
     decide(legacy, storageClass({ metadata: { name: "legacy", uid: "u", resourceVersion: "1" } })),
