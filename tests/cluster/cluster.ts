@@ -74,6 +74,12 @@ export interface ClusterOptions {
   /** Extra kube-apiserver flags, e.g. `--watch-cache=false` (watches then read etcd directly). */
   apiServerArgs?: string[];
   /**
+   * kube-controller-manager's controllers. Default control_plane.ts
+   * CONTROLLERS; a test that must see the agent without the PV controller
+   * leaves "persistentvolume-binder-controller" out.
+   */
+  controllers?: readonly string[];
+  /**
    * VolumeSnapshot CRDs, snapshot-controller and a csi-snapshotter per node
    * (snapshots.ts); hostpath driver only. Default false. "later": built but
    * not started, for a test that installs them on a running cluster
@@ -118,6 +124,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
       ...(options.verbosity === undefined ? {} : { verbosity: options.verbosity }),
       ...(options.auditLog ? { auditLog: options.auditLog } : {}),
       ...(options.apiServerArgs ? { apiServerArgs: options.apiServerArgs } : {}),
+      ...(options.controllers ? { controllers: options.controllers } : {}),
       ...(signal ? { signal } : {}),
     });
     const cluster = new RunningCluster({

@@ -49,6 +49,8 @@ export interface ControlPlaneOptions {
   auditLog?: AuditLogOptions;
   /** Extra kube-apiserver flags. */
   apiServerArgs?: string[];
+  /** kube-controller-manager's --controllers. Default CONTROLLERS. */
+  controllers?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -119,7 +121,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       name: "kube-controller-manager",
       kubeconfig: kcmKubeconfig,
       extraArgs: [
-        `--controllers=${CONTROLLERS.join(",")}`,
+        `--controllers=${(options.controllers ?? CONTROLLERS).join(",")}`,
         "--use-service-account-credentials=false",
         // Benchmarks create claims in bursts: the PV binder should not be the bottleneck.
         "--kube-api-qps=200",
