@@ -9,13 +9,9 @@
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { Segments } from "../csi/types.ts";
-import {
-  ANN_BETA_STORAGE_PROVISIONER,
-  ANN_SELECTED_NODE,
-  ANN_STORAGE_PROVISIONER,
-} from "../model/keys.ts";
+import { ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER } from "../model/keys.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
-import { decideClaim } from "../provision/decide.ts";
+import { decideClaim, namedProvisioner } from "../provision/decide.ts";
 import { provisionControllerOptions } from "../provision/options.ts";
 import { prepareProvision } from "../provision/request.ts";
 import type { ExplainSnapshot, NodeInfo } from "./snapshot.ts";
@@ -38,7 +34,8 @@ export function replayDecision(
   const options = provisionControllerOptions(config, assumedDriver(agent.driverName, segment), {
     identity: "",
   });
-  if (!isAnnotated(snapshot) && claim.metadata.annotations?.[ANN_SELECTED_NODE] !== agent.node) {
+  const selected = claim.metadata.annotations?.[ANN_SELECTED_NODE];
+  if (namedProvisioner(claim) === undefined && selected !== agent.node) {
     return {
       text: "none yet: the PV controller has not named a provisioner on the claim " +
         `(${ANN_STORAGE_PROVISIONER}; for WaitForFirstConsumer it does once a node is selected)`,
@@ -79,12 +76,6 @@ export function replayDecision(
       };
     }
   }
-}
-
-function isAnnotated(snapshot: ExplainSnapshot): boolean {
-  const annotations = snapshot.claim.metadata.annotations ?? {};
-  return annotations[ANN_STORAGE_PROVISIONER] !== undefined ||
-    annotations[ANN_BETA_STORAGE_PROVISIONER] !== undefined;
 }
 
 /** Provisioning's capabilities, assumed; the segment when explain knows it. */

@@ -5,6 +5,7 @@ import {
   consumer,
   NODES,
   snapshot,
+  unnamed,
   unselected,
 } from "../../tests/builders/explain.ts";
 import { storageClass, TOPOLOGY_KEY } from "../../tests/builders/provision.ts";
@@ -143,12 +144,7 @@ Deno.test("the agent's last Warning on the claim is the reason, and its decision
 });
 
 Deno.test("a claim selected to a node before the PV controller names a provisioner is replayed as provisioned", () => {
-  const base = snapshot().claim;
-  const annotations = { ...base.metadata.annotations };
-  delete annotations["volume.kubernetes.io/storage-provisioner"];
-  delete annotations["volume.beta.kubernetes.io/storage-provisioner"];
-  const claim = { ...base, metadata: { ...base.metadata, annotations } };
-  const agent = explainSnapshot(snapshot({ claim })).sections.find((s) =>
+  const agent = explainSnapshot(snapshot({ claim: unnamed() })).sections.find((s) =>
     s.title === "Owning agent"
   );
   match(agent?.lines[0] ?? "", /would call CreateVolume for pvc-0f8b4c2e/);

@@ -111,8 +111,7 @@ export function screenClaim(claim: Claim, options: ClaimDecisionOptions): ClaimS
     );
   }
   if (claim.metadata.deletionTimestamp) return ignore("deleting", `claim ${key} is being deleted`);
-  // The new annotation wins whenever it is present, even when empty (as upstream reads it).
-  const named = annotations[ANN_STORAGE_PROVISIONER] ?? annotations[ANN_BETA_STORAGE_PROVISIONER];
+  const named = namedProvisioner(claim);
   const provisioner = named ?? "";
   const migrated = annotations[ANN_MIGRATED_TO];
   if (
@@ -137,6 +136,16 @@ export function screenClaim(claim: Claim, options: ClaimDecisionOptions): ClaimS
     );
   }
   return { kind: "lookUpClass", storageClassName: claimStorageClassName(claim), named: true };
+}
+
+/**
+ * The provisioner the PV controller named on the claim, or undefined while
+ * it has named none. The new annotation wins whenever it is present, even
+ * when empty (as upstream reads it).
+ */
+export function namedProvisioner(claim: Claim): string | undefined {
+  const annotations = claim.metadata.annotations ?? {};
+  return annotations[ANN_STORAGE_PROVISIONER] ?? annotations[ANN_BETA_STORAGE_PROVISIONER];
 }
 
 /** The claim and its class as the caches have them. */

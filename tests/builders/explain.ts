@@ -102,3 +102,12 @@ export function unselected(): ExplainSnapshot["claim"] {
   delete annotations["volume.kubernetes.io/selected-node"];
   return { ...base, metadata: { ...base.metadata, annotations } };
 }
+
+/** The claim, still selected, before the PV controller names a provisioner on it. */
+export function unnamed(): ExplainSnapshot["claim"] {
+  const base = snapshot().claim;
+  const annotations = { ...base.metadata.annotations };
+  delete annotations["volume.kubernetes.io/storage-provisioner"];
+  delete annotations["volume.beta.kubernetes.io/storage-provisioner"];
+  return { ...base, metadata: { ...base.metadata, annotations } };
+}
