@@ -14,7 +14,7 @@ import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds, peakResidentMiB } from "./process_stats.ts";
 import { type BenchAgent, SampleBook, type ScenarioResult } from "./report.ts";
 import { alternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
-import { describeSplit, readThreadCpu, threadSplit } from "./thread_split.ts";
+import { describeRuns, describeSplit, readThreadGroups, threadSplit } from "./thread_split.ts";
 import { createBenchNamespace, createSelectedClaims } from "./workload.ts";
 
 export interface BurstSettings {
@@ -71,15 +71,16 @@ async function withFreshCluster<T>(
 
 /**
  * Creates the claims and waits for both milestones; CPU counts from just
- * before the first create. `threads`: the agent's CPU split by thread from
- * then until every claim is Bound (thread_split.ts).
+ * before the first create. `threads`: the agent's CPU and its threads' runs
+ * (times put on a CPU) split by thread from then until every claim is Bound
+ * (thread_split.ts).
  */
 async function timeBurst(
   cluster: RunningCluster,
   run: { launched: LaunchedAgent; settings: BurstSettings; progress: ClaimProgress },
 ): Promise<{ sample: BurstSample; threads: string }> {
   const { launched, settings, progress } = run;
-  const threadsAtStart = readThreadCpu(launched.pid);
+  const threadsAtStart = readThreadGroups(launched.pid);
   const cpuAtStart = cpuSeconds(launched.pid);
   const start = performance.now();
   await createSelectedClaims(cluster.admin, {
@@ -93,7 +94,7 @@ async function timeBurst(
     Promise.all([progress.allVolumes, progress.allBound]),
     { timeoutMs: RUN_TIMEOUT_MS, description: `${settings.id}: every claim Bound` },
   );
-  const split = threadSplit(threadsAtStart, readThreadCpu(launched.pid));
+  const threadsAtEnd = readThreadGroups(launched.pid);
   const perClaimMs = (cpu: number) => ((cpu - cpuAtStart) / settings.claims) * 1000;
   const sample = {
     created: (created - start) / 1000,
@@ -104,7 +105,10 @@ async function timeBurst(
     cpuBound: perClaimMs(bound.cpuSeconds),
     peak: peakResidentMiB(launched.pid),
   };
-  return { sample, threads: describeSplit(split, { perUnit: settings.claims, unit: "claim" }) };
+  const perClaim = { perUnit: settings.claims, unit: "claim" };
+  const cpu = describeSplit(threadSplit(threadsAtStart.cpuMs, threadsAtEnd.cpuMs), perClaim);
+  const runs = describeRuns(threadSplit(threadsAtStart.runs, threadsAtEnd.runs), perClaim);
+  return { sample, threads: `${cpu}; ${runs}` };
 }
 
 /** One run: a fresh cluster, the agent ready, the burst, the samples. */
@@ -186,8 +190,9 @@ async function runBurst(
 }
 
 function threadNote(runs: string[]): string {
-  return "CPU by thread, ready → every claim Bound, of the threads alive at the end " +
-    `(/proc/<pid>/task/*/schedstat; upstream's Go threads share one name): ${runs.join("; ")}.`;
+  return "CPU by thread, and the times each thread was put on a CPU (its runs: wake-ups and " +
+    "returns after preemption), ready → every claim Bound, of the threads alive at the end " +
+    `(/proc/<pid>/task/*/schedstat; upstream's Go threads share one name): ${runs.join(" | ")}.`;
 }
 
 function watchRestartNote(restarts: string[]): string {

@@ -47,15 +47,21 @@ export function pageFaults(pid: number): { minor: number; major: number } {
 
 /**
  * CPU seconds each live thread of the process has run, from the scheduler's
- * nanosecond clock (/proc/<pid>/task/<tid>/schedstat, first field). A thread
+ * nanosecond clock (/proc/<pid>/task/<tid>/schedstat, first field), and how
+ * many times the scheduler has put it on a CPU (third field): each wake-up
+ * of a thread that slept, and each return after it was preempted. A thread
  * that exits between the listing and the read is left out.
  */
-export function threadCpuSeconds(pid: number): { tid: number; seconds: number }[] {
-  const threads: { tid: number; seconds: number }[] = [];
+export function threadCpuSeconds(pid: number): { tid: number; seconds: number; runs: number }[] {
+  const threads: { tid: number; seconds: number; runs: number }[] = [];
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const schedstat = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8");
-      threads.push({ tid: Number(tid), seconds: Number(schedstat.split(" ")[0]) / 1e9 });
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ");
+      threads.push({
+        tid: Number(tid),
+        seconds: Number(fields[0]) / 1e9,
+        runs: Number(fields[2]),
+      });
     } catch {
       // The thread exited between the listing and the read.
     }

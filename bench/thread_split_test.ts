@@ -1,8 +1,10 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import {
+  describeRuns,
   describeSplit,
   MAIN_THREAD,
   readThreadCpu,
+  readThreadGroups,
   threadGroup,
   threadSplit,
 } from "./thread_split.ts";
@@ -18,28 +20,31 @@ Deno.test("threadSplit() gives each group's CPU between readings, largest first,
   const before = new Map([[MAIN_THREAD, 100], ["JITWorker", 50]]);
   const after = new Map([[MAIN_THREAD, 400], ["JITWorker", 150], ["Heap Helper", 100]]);
   deepStrictEqual(threadSplit(before, after), [
-    { group: MAIN_THREAD, ms: 300 },
-    { group: "JITWorker", ms: 100 },
-    { group: "Heap Helper", ms: 100 },
+    { group: MAIN_THREAD, used: 300 },
+    { group: "JITWorker", used: 100 },
+    { group: "Heap Helper", used: 100 },
   ]);
 });
 
 Deno.test("threadSplit() sums groups under half a percent as other and leaves out idle ones", () => {
   const after = new Map([[MAIN_THREAD, 1000], ["a", 2], ["b", 2], ["idle", 0]]);
   deepStrictEqual(threadSplit(new Map(), after), [
-    { group: MAIN_THREAD, ms: 1000 },
-    { group: "other", ms: 4 },
+    { group: MAIN_THREAD, used: 1000 },
+    { group: "other", used: 4 },
   ]);
 });
 
 Deno.test("describeSplit() says the CPU per unit and each group's share", () => {
-  const line = describeSplit([{ group: MAIN_THREAD, ms: 300 }, { group: "JITWorker", ms: 100 }], {
-    perUnit: 200,
-    unit: "claim",
-  });
+  const line = describeSplit(
+    [{ group: MAIN_THREAD, used: 300 }, { group: "JITWorker", used: 100 }],
+    {
+      perUnit: 200,
+      unit: "claim",
+    },
+  );
   strictEqual(line, "2.00 ms per claim: main thread 75%, JITWorker 25%");
   strictEqual(describeSplit([], { perUnit: 1, unit: "claim" }), "no CPU used");
-  const small = describeSplit([{ group: MAIN_THREAD, ms: 999 }, { group: "other", ms: 1 }], {
+  const small = describeSplit([{ group: MAIN_THREAD, used: 999 }, { group: "other", used: 1 }], {
     perUnit: 1,
     unit: "run",
   });
@@ -49,4 +54,26 @@ Deno.test("describeSplit() says the CPU per unit and each group's share", () => 
 Deno.test("readThreadCpu() of this process finds its main thread's CPU", () => {
   const cpu = readThreadCpu(Deno.pid);
   ok((cpu.get(MAIN_THREAD) ?? 0) > 0);
+});
+
+Deno.test("describeRuns() says the thread runs per unit, in all and by group", () => {
+  const line = describeRuns([{ group: MAIN_THREAD, used: 2000 }, {
+    group: "HTTP Client",
+    used: 1000,
+  }], {
+    perUnit: 200,
+    unit: "claim",
+  });
+  strictEqual(line, "15.0 thread runs per claim: main thread 10.0, HTTP Client 5.0");
+  strictEqual(describeRuns([], { perUnit: 1, unit: "claim" }), "no thread ran");
+});
+
+Deno.test("readThreadGroups() of this process counts its threads' runs, which grow as a thread sleeps and wakes", async () => {
+  // Summed over every thread: Deno may run this test's JavaScript on a thread other than the first.
+  const runs = () => [...readThreadGroups(Deno.pid).runs.values()].reduce((sum, n) => sum + n, 0);
+  const before = runs();
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  const after = runs();
+  ok(before > 0);
+  ok(after >= before + 3, `runs ${before} → ${after} over three sleeps`);
 });
