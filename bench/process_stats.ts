@@ -52,7 +52,7 @@ export function pageFaults(pid: number): { minor: number; major: number } {
  * of a thread that slept, and each return after it was preempted. A thread
  * that exits between the listing and the read is left out.
  */
-export function threadCpuSeconds(pid: number): { tid: number; seconds: number; runs: number }[] {
+export function threadSchedstats(pid: number): { tid: number; seconds: number; runs: number }[] {
   const threads: { tid: number; seconds: number; runs: number }[] = [];
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
@@ -70,13 +70,13 @@ export function threadCpuSeconds(pid: number): { tid: number; seconds: number; r
 }
 
 /**
- * CPU seconds the process's live threads have run (threadCpuSeconds()):
+ * CPU seconds the process's live threads have run (threadSchedstats()):
  * fine enough for a start-up of a few tens of milliseconds, where
  * cpuSeconds() moves in steps of 10 ms. Threads that have already exited are
  * not counted (their time is in cpuSeconds()).
  */
 export function cpuSecondsFine(pid: number): number {
-  return threadCpuSeconds(pid).reduce((sum, thread) => sum + thread.seconds, 0);
+  return threadSchedstats(pid).reduce((sum, thread) => sum + thread.seconds, 0);
 }
 
 /**

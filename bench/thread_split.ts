@@ -10,28 +10,23 @@
  * /proc/<pid>/stat counts for the process.
  */
 import { readFileSync } from "node:fs";
-import { threadCpuSeconds } from "./process_stats.ts";
+import { threadSchedstats } from "./process_stats.ts";
 
 /** The process's first thread, which runs JavaScript in Bun and Go's runtime in upstream. */
 export const MAIN_THREAD = "main thread";
 
-/** CPU ms per thread group at one moment. */
-export type ThreadCpu = Map<string, number>;
-
-/** Reads every live thread of `pid` (threadCpuSeconds()) and sums their CPU ms by group. */
-export function readThreadCpu(pid: number): ThreadCpu {
-  return readThreadGroups(pid).cpuMs;
-}
+/** A total per thread group at one moment (CPU ms, or runs). */
+export type ThreadTotals = Map<string, number>;
 
 /**
- * Both readings of every live thread of `pid` by group: CPU ms, and the
- * times the scheduler put the group's threads on a CPU (its runs: mostly
- * wake-ups, which cost CPU of their own in any runtime).
+ * Every live thread of `pid` (threadSchedstats()) summed by group: its CPU
+ * ms, and the times the scheduler put the group's threads on a CPU (their
+ * runs: mostly wake-ups, which cost CPU of their own in any runtime).
  */
-export function readThreadGroups(pid: number): { cpuMs: ThreadCpu; runs: ThreadCpu } {
-  const cpuMs: ThreadCpu = new Map();
-  const runs: ThreadCpu = new Map();
-  for (const thread of threadCpuSeconds(pid)) {
+export function readThreadGroups(pid: number): { cpuMs: ThreadTotals; runs: ThreadTotals } {
+  const cpuMs: ThreadTotals = new Map();
+  const runs: ThreadTotals = new Map();
+  for (const thread of threadSchedstats(pid)) {
     let name = MAIN_THREAD;
     if (thread.tid !== pid) {
       try {
@@ -57,16 +52,16 @@ export function threadGroup(comm: string): string {
  * What each group used between two readings (CPU ms, or runs), largest
  * first; groups under 0.5% of the whole are summed as "other".
  */
-export function threadSplit(before: ThreadCpu, after: ThreadCpu): ThreadUse[] {
+export function threadSplit(before: ThreadTotals, after: ThreadTotals): ThreadUse[] {
   const used = [...after].map(([group, total]) => ({
     group,
     used: total - (before.get(group) ?? 0),
   }))
     .filter((entry) => entry.used > 0)
     .sort((a, b) => b.used - a.used);
-  const total = used.reduce((sum, entry) => sum + entry.used, 0);
+  const total = totalUsed(used);
   const kept = used.filter((entry) => entry.used >= total * 0.005);
-  const rest = total - kept.reduce((sum, entry) => sum + entry.used, 0);
+  const rest = total - totalUsed(kept);
   return rest > 0 ? [...kept, { group: "other", used: rest }] : kept;
 }
 
@@ -84,7 +79,7 @@ export function describeSplit(
   split: readonly ThreadUse[],
   options: { perUnit: number; unit: string },
 ): string {
-  const total = split.reduce((sum, entry) => sum + entry.used, 0);
+  const total = totalUsed(split);
   if (total === 0) return "no CPU used";
   const share = (ms: number) => {
     const percent = Math.round((ms / total) * 100);
@@ -102,9 +97,13 @@ export function describeRuns(
   split: readonly ThreadUse[],
   options: { perUnit: number; unit: string },
 ): string {
-  const total = split.reduce((sum, entry) => sum + entry.used, 0);
+  const total = totalUsed(split);
   if (total === 0) return "no thread ran";
   const per = (count: number) => (count / options.perUnit).toFixed(1);
   const groups = split.map((entry) => `${entry.group} ${per(entry.used)}`);
   return `${per(total)} thread runs per ${options.unit}: ${groups.join(", ")}`;
+}
+
+function totalUsed(split: readonly ThreadUse[]): number {
+  return split.reduce((sum, entry) => sum + entry.used, 0);
 }

@@ -3,7 +3,6 @@ import {
   describeRuns,
   describeSplit,
   MAIN_THREAD,
-  readThreadCpu,
   readThreadGroups,
   threadGroup,
   threadSplit,
@@ -51,8 +50,8 @@ Deno.test("describeSplit() says the CPU per unit and each group's share", () => 
   strictEqual(small, "1000.00 ms per run: main thread 100%, other <1%");
 });
 
-Deno.test("readThreadCpu() of this process finds its main thread's CPU", () => {
-  const cpu = readThreadCpu(Deno.pid);
+Deno.test("readThreadGroups() of this process finds its main thread's CPU", () => {
+  const cpu = readThreadGroups(Deno.pid).cpuMs;
   ok((cpu.get(MAIN_THREAD) ?? 0) > 0);
 });
 
