@@ -1,7 +1,8 @@
 /**
  * CPU of an agent split by thread, so that a run says where its CPU went
  * (the JavaScript thread, the JIT compiler's, the garbage collector's, the
- * HTTP client's) without a profiler attached. Read from the scheduler's clock
+ * HTTP client's) without a profiler attached, and how often each thread was
+ * woken to spend it (its runs). Read from the scheduler's clock and run count
  * of each live thread (/proc/<pid>/task/<tid>/schedstat) and grouped by the
  * thread's name (/proc/<pid>/task/<tid>/comm) with its trailing number
  * dropped ("JITWorker3" and "JITWorker4" are one group). A thread that exits
