@@ -14,7 +14,13 @@ import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds, peakResidentMiB } from "./process_stats.ts";
 import { type BenchAgent, SampleBook, type ScenarioResult } from "./report.ts";
 import { alternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
-import { describeRuns, describeSplit, readThreadGroups, threadSplit } from "./thread_split.ts";
+import {
+  describeRuns,
+  describeSplit,
+  readThreadGroups,
+  threadSplit,
+  totalsBetween,
+} from "./thread_split.ts";
 import { createBenchNamespace, createSelectedClaims } from "./workload.ts";
 
 export interface BurstSettings {
@@ -107,7 +113,10 @@ async function timeBurst(
   };
   const perClaim = { perUnit: settings.claims, unit: "claim" };
   const cpu = describeSplit(threadSplit(threadsAtStart.cpuMs, threadsAtEnd.cpuMs), perClaim);
-  const runs = describeRuns(threadSplit(threadsAtStart.runs, threadsAtEnd.runs), perClaim);
+  const runs = describeRuns(threadSplit(threadsAtStart.runs, threadsAtEnd.runs), {
+    ...perClaim,
+    preempted: totalsBetween(threadsAtStart.preempted, threadsAtEnd.preempted),
+  });
   return { sample, threads: `${cpu}; ${runs}` };
 }
 
@@ -190,9 +199,10 @@ async function runBurst(
 }
 
 function threadNote(runs: string[]): string {
-  return "CPU by thread, and the times each thread was put on a CPU (its runs: wake-ups and " +
-    "returns after preemption), ready → every claim Bound, of the threads alive at the end " +
-    `(/proc/<pid>/task/*/schedstat; upstream's Go threads share one name): ${runs.join(" | ")}.`;
+  return "CPU by thread, and the times each thread was put on a CPU (its runs: wake-ups and, " +
+    "in brackets, returns after a preemption), ready → every claim Bound, of the threads alive " +
+    "at the end (/proc/<pid>/task/*/schedstat and status' nonvoluntary_ctxt_switches; " +
+    `upstream's Go threads share one name): ${runs.join(" | ")}.`;
 }
 
 function watchRestartNote(restarts: string[]): string {

@@ -45,22 +45,35 @@ export function pageFaults(pid: number): { minor: number; major: number } {
   return { minor: Number(fields[7]), major: Number(fields[9]) };
 }
 
+/** One live thread's scheduler counts (threadSchedstats()). */
+export interface ThreadSchedstat {
+  tid: number;
+  seconds: number;
+  runs: number;
+  /** Of its runs, those that followed a preemption (NaN where the kernel does not say). */
+  preempted: number;
+}
+
 /**
  * CPU seconds each live thread of the process has run, from the scheduler's
  * nanosecond clock (/proc/<pid>/task/<tid>/schedstat, first field), and how
  * many times the scheduler has put it on a CPU (third field): each wake-up
- * of a thread that slept, and each return after it was preempted. A thread
- * that exits between the listing and the read is left out.
+ * of a thread that slept, and each return after it was preempted, the
+ * latter counted apart in /proc/<pid>/task/<tid>/status
+ * (`nonvoluntary_ctxt_switches`). A thread that exits between the listing
+ * and the read is left out.
  */
-export function threadSchedstats(pid: number): { tid: number; seconds: number; runs: number }[] {
-  const threads: { tid: number; seconds: number; runs: number }[] = [];
+export function threadSchedstats(pid: number): ThreadSchedstat[] {
+  const threads: ThreadSchedstat[] = [];
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const fields = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ");
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8");
       threads.push({
         tid: Number(tid),
         seconds: Number(fields[0]) / 1e9,
         runs: Number(fields[2]),
+        preempted: Number(/^nonvoluntary_ctxt_switches:\s+(\d+)$/m.exec(status)?.[1] ?? NaN),
       });
     } catch {
       // The thread exited between the listing and the read.

@@ -2,8 +2,9 @@
  * CPU of an agent split by thread, so that a run says where its CPU went
  * (the JavaScript thread, the JIT compiler's, the garbage collector's, the
  * HTTP client's) without a profiler attached, and how often each thread was
- * woken to spend it (its runs). Read from the scheduler's clock and run count
- * of each live thread (/proc/<pid>/task/<tid>/schedstat) and grouped by the
+ * put on a CPU to spend it (its runs), and how many of those runs followed a
+ * preemption rather than a wait. Read from the scheduler's clock and counts
+ * of each live thread (process_stats.ts threadSchedstats()) and grouped by the
  * thread's name (/proc/<pid>/task/<tid>/comm) with its trailing number
  * dropped ("JITWorker3" and "JITWorker4" are one group). A thread that exits
  * between two readings takes its time with it: the split is of the threads
@@ -19,14 +20,22 @@ export const MAIN_THREAD = "main thread";
 /** A total per thread group at one moment (CPU ms, or runs). */
 export type ThreadTotals = Map<string, number>;
 
+/** Per thread group: CPU ms, runs, and the runs that followed a preemption. */
+export interface ThreadGroups {
+  cpuMs: ThreadTotals;
+  runs: ThreadTotals;
+  preempted: ThreadTotals;
+}
+
 /**
  * Every live thread of `pid` (threadSchedstats()) summed by group: its CPU
  * ms, and the times the scheduler put the group's threads on a CPU (their
- * runs: mostly wake-ups, which cost CPU of their own in any runtime).
+ * runs: a wake-up after a wait, which costs CPU of its own in any runtime,
+ * or a return after a preemption, which says more about the machine's load
+ * and how long the thread runs than about how often it waits).
  */
-export function readThreadGroups(pid: number): { cpuMs: ThreadTotals; runs: ThreadTotals } {
-  const cpuMs: ThreadTotals = new Map();
-  const runs: ThreadTotals = new Map();
+export function readThreadGroups(pid: number): ThreadGroups {
+  const groups: ThreadGroups = { cpuMs: new Map(), runs: new Map(), preempted: new Map() };
   for (const thread of threadSchedstats(pid)) {
     let name = MAIN_THREAD;
     if (thread.tid !== pid) {
@@ -36,10 +45,15 @@ export function readThreadGroups(pid: number): { cpuMs: ThreadTotals; runs: Thre
         continue; // The thread exited after its CPU was read.
       }
     }
-    cpuMs.set(name, (cpuMs.get(name) ?? 0) + thread.seconds * 1000);
-    runs.set(name, (runs.get(name) ?? 0) + thread.runs);
+    add(groups.cpuMs, name, thread.seconds * 1000);
+    add(groups.runs, name, thread.runs);
+    add(groups.preempted, name, thread.preempted);
   }
-  return { cpuMs, runs };
+  return groups;
+}
+
+function add(totals: ThreadTotals, group: string, amount: number): void {
+  totals.set(group, (totals.get(group) ?? 0) + amount);
 }
 
 /** "JITWorker3\n" → "JITWorker"; a name that is only digits stays as it is. */
@@ -92,17 +106,45 @@ export function describeSplit(
 
 /**
  * One line per run of a split of runs (threadSplit() of two `runs`
- * readings): "31.2 thread runs per claim: main thread 10.1, HTTP Client 8.0, ...".
+ * readings), each figure followed by how many of those runs followed a
+ * preemption (`preempted`: each group's count between the same readings,
+ * "other" taking what the named groups do not): "31.2 thread runs per
+ * claim (12.0 after a preemption): main thread 20.1 (10.5), ...".
  */
 export function describeRuns(
   split: readonly ThreadUse[],
-  options: { perUnit: number; unit: string },
+  options: { perUnit: number; unit: string; preempted: ThreadTotals },
 ): string {
   const total = totalUsed(split);
   if (total === 0) return "no thread ran";
   const per = (count: number) => (count / options.perUnit).toFixed(1);
-  const groups = split.map((entry) => `${entry.group} ${per(entry.used)}`);
-  return `${per(total)} thread runs per ${options.unit}: ${groups.join(", ")}`;
+  const preemptedOf = preemptionsBySplitGroup(split, options.preempted);
+  const groups = split.map((entry) =>
+    `${entry.group} ${per(entry.used)} (${per(preemptedOf(entry.group))})`
+  );
+  const head = `${per(total)} thread runs per ${options.unit}`;
+  return `${head} (${per(preemptedOf(ALL))} after a preemption): ${groups.join(", ")}`;
+}
+
+const ALL = Symbol("all groups");
+
+/** A split group's preemptions; "other" takes what the named groups do not, ALL the sum. */
+function preemptionsBySplitGroup(
+  split: readonly ThreadUse[],
+  preempted: ThreadTotals,
+): (group: string | typeof ALL) => number {
+  const all = [...preempted.values()].reduce((sum, count) => sum + count, 0);
+  const named = split.filter((entry) => entry.group !== "other")
+    .reduce((sum, entry) => sum + (preempted.get(entry.group) ?? 0), 0);
+  return (group) => {
+    if (group === ALL) return all;
+    return group === "other" ? all - named : preempted.get(group) ?? 0;
+  };
+}
+
+/** Each group's growth between two readings (a group new at `after` grows from 0). */
+export function totalsBetween(before: ThreadTotals, after: ThreadTotals): ThreadTotals {
+  return new Map([...after].map(([group, total]) => [group, total - (before.get(group) ?? 0)]));
 }
 
 function totalUsed(split: readonly ThreadUse[]): number {

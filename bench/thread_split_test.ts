@@ -6,6 +6,7 @@ import {
   readThreadGroups,
   threadGroup,
   threadSplit,
+  totalsBetween,
 } from "./thread_split.ts";
 
 Deno.test("threadGroup() drops a thread name's trailing number and keeps a name of only digits", () => {
@@ -55,16 +56,39 @@ Deno.test("readThreadGroups() of this process finds its main thread's CPU", () =
   ok((cpu.get(MAIN_THREAD) ?? 0) > 0);
 });
 
-Deno.test("describeRuns() says the thread runs per unit, in all and by group", () => {
-  const line = describeRuns([{ group: MAIN_THREAD, used: 2000 }, {
-    group: "HTTP Client",
-    used: 1000,
-  }], {
-    perUnit: 200,
-    unit: "claim",
-  });
-  strictEqual(line, "15.0 thread runs per claim: main thread 10.0, HTTP Client 5.0");
-  strictEqual(describeRuns([], { perUnit: 1, unit: "claim" }), "no thread ran");
+Deno.test("describeRuns() says the thread runs per unit, in all and by group, each with its preemptions", () => {
+  const preempted = new Map([[MAIN_THREAD, 1200], ["HTTP Client", 200], ["JITWorker", 40]]);
+  const line = describeRuns([
+    { group: MAIN_THREAD, used: 2000 },
+    { group: "HTTP Client", used: 1000 },
+    { group: "other", used: 100 },
+  ], { perUnit: 200, unit: "claim", preempted });
+  strictEqual(
+    line,
+    "15.5 thread runs per claim (7.2 after a preemption): main thread 10.0 (6.0), " +
+      "HTTP Client 5.0 (1.0), other 0.5 (0.2)",
+  );
+  strictEqual(
+    describeRuns([], { perUnit: 1, unit: "claim", preempted: new Map() }),
+    "no thread ran",
+  );
+});
+
+Deno.test("totalsBetween() gives each group's growth, a new group's from 0", () => {
+  const between = totalsBetween(
+    new Map([[MAIN_THREAD, 10], ["HTTP Client", 4]]),
+    new Map([[MAIN_THREAD, 25], ["HTTP Client", 4], ["Bun Pool", 3]]),
+  );
+  deepStrictEqual([...between], [[MAIN_THREAD, 15], ["HTTP Client", 0], ["Bun Pool", 3]]);
+});
+
+Deno.test("readThreadGroups() of this process reads each group's preemptions, never more than its runs", () => {
+  const { runs, preempted } = readThreadGroups(Deno.pid);
+  deepStrictEqual([...preempted.keys()], [...runs.keys()]);
+  for (const [group, count] of preempted) {
+    ok(Number.isInteger(count) && count >= 0, `${group}: ${count} preemptions`);
+    ok(count <= (runs.get(group) ?? 0), `${group}: ${count} preemptions, ${runs.get(group)} runs`);
+  }
 });
 
 Deno.test("readThreadGroups() of this process counts its threads' runs, which grow as a thread sleeps and wakes", async () => {
