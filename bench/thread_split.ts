@@ -68,10 +68,7 @@ export function threadGroup(comm: string): string {
  * first; groups under 0.5% of the whole are summed as "other".
  */
 export function threadSplit(before: ThreadTotals, after: ThreadTotals): ThreadUse[] {
-  const used = [...after].map(([group, total]) => ({
-    group,
-    used: total - (before.get(group) ?? 0),
-  }))
+  const used = [...totalsBetween(before, after)].map(([group, used]) => ({ group, used }))
     .filter((entry) => entry.used > 0)
     .sort((a, b) => b.used - a.used);
   const total = totalUsed(used);
@@ -118,28 +115,23 @@ export function describeRuns(
   const total = totalUsed(split);
   if (total === 0) return "no thread ran";
   const per = (count: number) => (count / options.perUnit).toFixed(1);
-  const preemptedOf = preemptionsBySplitGroup(split, options.preempted);
+  const preempted = preemptionsBySplitGroup(split, options.preempted);
   const groups = split.map((entry) =>
-    `${entry.group} ${per(entry.used)} (${per(preemptedOf(entry.group))})`
+    `${entry.group} ${per(entry.used)} (${per(preempted.of(entry.group))})`
   );
   const head = `${per(total)} thread runs per ${options.unit}`;
-  return `${head} (${per(preemptedOf(ALL))} after a preemption): ${groups.join(", ")}`;
+  return `${head} (${per(preempted.all)} after a preemption): ${groups.join(", ")}`;
 }
 
-const ALL = Symbol("all groups");
-
-/** A split group's preemptions; "other" takes what the named groups do not, ALL the sum. */
+/** All groups' preemptions, and a split group's: "other" takes what the named groups do not. */
 function preemptionsBySplitGroup(
   split: readonly ThreadUse[],
   preempted: ThreadTotals,
-): (group: string | typeof ALL) => number {
+): { all: number; of(group: string): number } {
   const all = [...preempted.values()].reduce((sum, count) => sum + count, 0);
   const named = split.filter((entry) => entry.group !== "other")
     .reduce((sum, entry) => sum + (preempted.get(entry.group) ?? 0), 0);
-  return (group) => {
-    if (group === ALL) return all;
-    return group === "other" ? all - named : preempted.get(group) ?? 0;
-  };
+  return { all, of: (group) => group === "other" ? all - named : preempted.get(group) ?? 0 };
 }
 
 /** Each group's growth between two readings (a group new at `after` grows from 0). */
