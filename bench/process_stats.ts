@@ -50,36 +50,43 @@ export interface ThreadSchedstat {
   tid: number;
   seconds: number;
   runs: number;
-  /** Of its runs, those that followed a preemption (NaN where the kernel does not say). */
-  preempted: number;
 }
 
 /**
  * CPU seconds each live thread of the process has run, from the scheduler's
  * nanosecond clock (/proc/<pid>/task/<tid>/schedstat, first field), and how
  * many times the scheduler has put it on a CPU (third field): each wake-up
- * of a thread that slept, and each return after it was preempted, the
- * latter counted apart in /proc/<pid>/task/<tid>/status
- * (`nonvoluntary_ctxt_switches`). A thread that exits between the listing
- * and the read is left out.
+ * of a thread that slept, and each return after it was preempted (those
+ * counted apart by threadPreemptions()). A thread that exits between the
+ * listing and the read is left out.
  */
 export function threadSchedstats(pid: number): ThreadSchedstat[] {
   const threads: ThreadSchedstat[] = [];
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const fields = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ");
-      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8");
       threads.push({
         tid: Number(tid),
         seconds: Number(fields[0]) / 1e9,
         runs: Number(fields[2]),
-        preempted: Number(/^nonvoluntary_ctxt_switches:\s+(\d+)$/m.exec(status)?.[1] ?? NaN),
       });
     } catch {
       // The thread exited between the listing and the read.
     }
   }
   return threads;
+}
+
+/**
+ * How many of a thread's runs followed a preemption rather than a wait
+ * (/proc/<pid>/task/<tid>/status, `nonvoluntary_ctxt_switches`; NaN where
+ * the kernel does not say). Throws when the thread has exited. Read apart
+ * from threadSchedstats(), so that the start-up's CPU reading at ready does
+ * not wait for a file per thread it does not use.
+ */
+export function threadPreemptions(pid: number, tid: number): number {
+  const status = readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8");
+  return Number(/^nonvoluntary_ctxt_switches:\s+(\d+)$/m.exec(status)?.[1] ?? NaN);
 }
 
 /**

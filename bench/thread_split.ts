@@ -4,15 +4,16 @@
  * HTTP client's) without a profiler attached, and how often each thread was
  * put on a CPU to spend it (its runs), and how many of those runs followed a
  * preemption rather than a wait. Read from the scheduler's clock and counts
- * of each live thread (process_stats.ts threadSchedstats()) and grouped by the
- * thread's name (/proc/<pid>/task/<tid>/comm) with its trailing number
- * dropped ("JITWorker3" and "JITWorker4" are one group). A thread that exits
+ * of each live thread (process_stats.ts threadSchedstats() and
+ * threadPreemptions()) and grouped by the thread's name
+ * (/proc/<pid>/task/<tid>/comm) with its trailing number dropped
+ * ("JITWorker3" and "JITWorker4" are one group). A thread that exits
  * between two readings takes its time with it: the split is of the threads
  * alive at the second reading, and the split's sum may fall short of what
  * /proc/<pid>/stat counts for the process.
  */
 import { readFileSync } from "node:fs";
-import { threadSchedstats } from "./process_stats.ts";
+import { threadPreemptions, threadSchedstats } from "./process_stats.ts";
 
 /** The process's first thread, which runs JavaScript in Bun and Go's runtime in upstream. */
 export const MAIN_THREAD = "main thread";
@@ -38,16 +39,18 @@ export function readThreadGroups(pid: number): ThreadGroups {
   const groups: ThreadGroups = { cpuMs: new Map(), runs: new Map(), preempted: new Map() };
   for (const thread of threadSchedstats(pid)) {
     let name = MAIN_THREAD;
-    if (thread.tid !== pid) {
-      try {
+    let preempted: number;
+    try {
+      if (thread.tid !== pid) {
         name = threadGroup(readFileSync(`/proc/${pid}/task/${thread.tid}/comm`, "utf8"));
-      } catch {
-        continue; // The thread exited after its CPU was read.
       }
+      preempted = threadPreemptions(pid, thread.tid);
+    } catch {
+      continue; // The thread exited after its CPU was read.
     }
     add(groups.cpuMs, name, thread.seconds * 1000);
     add(groups.runs, name, thread.runs);
-    add(groups.preempted, name, thread.preempted);
+    add(groups.preempted, name, preempted);
   }
   return groups;
 }
