@@ -16,13 +16,21 @@ import { describeBenchBinaries } from "./binaries.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import {
   cpuSeconds,
-  cpuSecondsFine,
   pageFaults,
   residentMiB,
   residentSplitMiB,
+  schedTotals,
 } from "./process_stats.ts";
 import type { BenchAgent, ScenarioResult } from "./report.ts";
 import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
+import {
+  describeRuns,
+  describeSplit,
+  readThreadGroups,
+  type ThreadGroups,
+  threadSplit,
+  totalsBetween,
+} from "./thread_split.ts";
 
 const IDLE_MS = 10_000;
 
@@ -33,6 +41,8 @@ const METRIC = {
   cpuFine: "agent CPU, start → ready, scheduler clock (ms)",
   minorFaults: "page faults, start → ready: minor (a page in memory mapped)",
   majorFaults: "page faults, start → ready: major (read from disk)",
+  idleCpu: "agent CPU during the 10 s idle, scheduler clock (ms)",
+  idleRuns: "thread runs during the 10 s idle (wake-ups and preemptions)",
   rss: "RSS after ready + 10 s idle (MiB)",
   anonymous: "… of it anonymous memory: heaps, stacks (MiB)",
   file: "… of it pages of mapped files: the executable (MiB)",
@@ -46,36 +56,58 @@ const DECIMALS: Record<MetricKey, number> = {
   cpuFine: 1,
   minorFaults: 0,
   majorFaults: 0,
+  idleCpu: 1,
+  idleRuns: 0,
   rss: 1,
   anonymous: 1,
   file: 1,
 };
 
-/** One agent started on node-a, ready, then idle 10 s; its RSS also split by what backs it. */
+/**
+ * One agent started on node-a, ready, then idle 10 s; its RSS also split by
+ * what backs it. `onIdleThreads` gets the idle 10 s by thread group.
+ */
 export async function measureStartup(
   cluster: RunningCluster,
   agent: BenchAgent,
+  options: { onIdleThreads?: (line: string) => void } = {},
 ): Promise<Record<MetricKey, number>> {
   const launched = await launchAgent(cluster, { kind: agent, node: "node-a", qps: 5, burst: 10 });
   try {
     const ready = await waitAgentReady(launched, { timeoutMs: 60_000 });
     const cpuAtReady = cpuSeconds(launched.pid);
-    const cpuFineAtReady = cpuSecondsFine(launched.pid);
+    const schedAtReady = schedTotals(launched.pid);
     const faultsAtReady = pageFaults(launched.pid);
+    const threadsAtReady = readThreadGroups(launched.pid);
     await delay(IDLE_MS);
+    const schedAtEnd = schedTotals(launched.pid);
+    options.onIdleThreads?.(describeIdle(threadsAtReady, readThreadGroups(launched.pid)));
     return {
       http: ready.httpMs,
       ready: ready.readyMs,
       cpu: cpuAtReady * 1000,
-      cpuFine: cpuFineAtReady * 1000,
+      cpuFine: schedAtReady.seconds * 1000,
       minorFaults: faultsAtReady.minor,
       majorFaults: faultsAtReady.major,
+      idleCpu: (schedAtEnd.seconds - schedAtReady.seconds) * 1000,
+      idleRuns: schedAtEnd.runs - schedAtReady.runs,
       rss: residentMiB(launched.pid),
       ...residentSplitMiB(launched.pid),
     };
   } finally {
     await launched.handle.stop();
   }
+}
+
+/** The idle seconds' CPU and runs by thread group, per second. */
+function describeIdle(atReady: ThreadGroups, atEnd: ThreadGroups): string {
+  const perSecond = { perUnit: IDLE_MS / 1000, unit: "s" };
+  const cpu = describeSplit(threadSplit(atReady.cpuMs, atEnd.cpuMs), perSecond);
+  const runs = describeRuns(threadSplit(atReady.runs, atEnd.runs), {
+    ...perSecond,
+    preempted: totalsBetween(atReady.preempted, atEnd.preempted),
+  });
+  return `${cpu}; ${runs}`;
 }
 
 const NOTES = [
@@ -92,13 +124,23 @@ const NOTES = [
   "CPU: user+sys from /proc/<pid>/stat at ready (10 ms ticks). CPU, scheduler clock: the " +
   "run time of the process's threads alive at ready, summed from /proc/<pid>/task/*/schedstat " +
   "(nanoseconds; added 2026-11-23, since a start-up of 40 ms is 4 ticks). Page faults: minflt " +
-  "and majflt of /proc/<pid>/stat at ready (added 2026-11-25). RSS: VmRSS 10 s " +
+  "and majflt of /proc/<pid>/stat at ready (added 2026-11-25). Idle CPU and thread runs: the " +
+  "scheduler clock's run time and run count (third field of schedstat) of the threads alive at " +
+  "ready and 10 s later, the difference (added 2026-11-28; a thread that ends in between " +
+  "takes its counts with it). RSS: VmRSS 10 s " +
   "after ready, and split by what backs it (/proc/<pid>/smaps_rollup: Anonymous, and the rest " +
   "of Rss). Each start runs a fresh, synced copy of the agent's binary (bench/page_cache.ts), the " +
   "same state at every start: the file pages a process maps depend on the page " +
   "cache's state (one binary: 47.9 MiB as an older file, 52.6 as a fresh copy, 58.2 read back " +
   "whole); until 2026-11-25 the built files were run in whatever state they were.",
 ];
+
+function idleThreadNote(runs: string[]): string {
+  return "The idle 10 s by thread, per second: CPU, and the times each thread group was put on " +
+    "a CPU (its runs: wake-ups and, in brackets, returns after a preemption), of the threads " +
+    "alive at the end (/proc/<pid>/task/*/schedstat and status' nonvoluntary_ctxt_switches; " +
+    `upstream's Go threads share one name): ${runs.join(" | ")}.`;
+}
 
 /** The start-up scenario's cluster: node-a with the test driver, no StorageClass, no agent. */
 export function startEmptyCluster(log: (line: string) => void): Promise<RunningCluster> {
@@ -117,12 +159,16 @@ async function runStartup(options: ScenarioOptions): Promise<ScenarioResult> {
   const date = new Date().toISOString();
   const binaries = await describeBenchBinaries(options.log);
   const cluster = await startEmptyCluster(options.log);
+  const idleThreads: string[] = [];
   try {
     const metrics = await collectAlternatingRuns(options, {
       id: "startup",
       metrics: METRIC,
       decimals: DECIMALS,
-      measure: (agent) => measureStartup(cluster, agent),
+      measure: (agent, run) =>
+        measureStartup(cluster, agent, {
+          onIdleThreads: (line) => idleThreads.push(`${agent} run ${run + 1}: ${line}`),
+        }),
     });
     return {
       id: "startup",
@@ -132,7 +178,7 @@ async function runStartup(options: ScenarioOptions): Promise<ScenarioResult> {
       machine,
       loadAfter: loadAverage(),
       binaries,
-      notes: NOTES,
+      notes: [...NOTES, idleThreadNote(idleThreads)],
       metrics,
     };
   } catch (error) {
