@@ -54,7 +54,7 @@ import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prome
 import { boundedMetrics, type BoundFactory } from "./lib/queue/bounded_metrics.ts";
 import { waitForSync } from "./lib/runtime/synced.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
-import { Heartbeat, HEARTBEAT_INTERVAL_MS, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
+import { Heartbeat, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
 import { Lifecycle } from "./lib/runtime/lifecycle.ts";
 import { type CollectionReport, PeriodicCollection } from "./lib/runtime/collection.ts";
 import { footprintShrink, fullCollection, heapUsedBytes } from "./lib/runtime/platform.ts";
@@ -121,8 +121,7 @@ async function runAgent(config: Config, env: Record<string, string | undefined>)
   if (agent.collection) {
     life.track(agent.collection.run(life.shutdown.signal), { name: "full collection" });
   }
-  const nextBeat = (signal: AbortSignal) => agent.heartbeat.nextBeat(signal);
-  life.track(agent.readiness.run(life.shutdown.signal, nextBeat), { name: "readiness" });
+  life.track(agent.readiness.run(life.shutdown.signal), { name: "readiness" });
   try {
     const journal = await openJournal(agent);
     const driver = await handshake(connection, { logger, signal: life.shutdown.signal });
@@ -180,12 +179,11 @@ function assemble(config: Config, logger: Logger): Agent {
     logger.info({ endpoint: config.httpEndpoint, port: http.port }, "Serving metrics and health");
   }
   const bounds = boundedMetrics(metrics.registry);
-  const collection = periodicCollection(logger, heartbeat);
+  const collection = periodicCollection(logger);
   return { config, logger, metrics, readiness, connection, life, heartbeat, collection, bounds };
 }
 
-/** The heap's growth is checked at each heartbeat, on the wake-up it makes anyway. */
-function periodicCollection(logger: Logger, heartbeat: Heartbeat): PeriodicCollection | undefined {
+function periodicCollection(logger: Logger): PeriodicCollection | undefined {
   const collect = fullCollection();
   if (collect === undefined) return undefined;
   const mib = (bytes: number | undefined) =>
@@ -204,8 +202,6 @@ function periodicCollection(logger: Logger, heartbeat: Heartbeat): PeriodicColle
     collect,
     shrink: footprintShrink(),
     heapUsed: heapUsedBytes,
-    checkMs: HEARTBEAT_INTERVAL_MS,
-    waitCheck: (signal) => heartbeat.nextBeat(signal),
     onCollected,
   });
 }

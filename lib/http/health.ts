@@ -120,17 +120,9 @@ export class Readiness {
     return { ok: ready, lines };
   }
 
-  /**
-   * Reports now and after each wait (by default a second) until `signal`
-   * aborts, so that transitions are logged without probes. The agent waits
-   * for its heartbeat's next beat (Heartbeat.nextBeat()), so the report rides
-   * on a wake-up that happens anyway.
-   */
-  async run(
-    signal: AbortSignal,
-    wait: (signal: AbortSignal) => Promise<boolean> = (signal) => sleep(1000, signal),
-  ): Promise<void> {
-    do this.report(); while (await wait(signal));
+  /** Reports every `intervalMs` until `signal` aborts, so that transitions are logged without probes. */
+  async run(signal: AbortSignal, intervalMs = 1000): Promise<void> {
+    do this.report(); while (await sleep(intervalMs, signal));
   }
 
   #transition(name: string, met: boolean, condition: Condition): void {

@@ -106,12 +106,3 @@ Deno.test("Readiness logs each transition once, of each condition and of the who
     "visible at -v=0",
   );
 });
-
-Deno.test("Readiness.run() reports now and after each wait it is given, until the wait says stop", async () => {
-  const readiness = new Readiness();
-  let evaluations = 0;
-  readiness.set("counted", () => (evaluations++, true));
-  let waits = 0;
-  await readiness.run(new AbortController().signal, () => Promise.resolve(++waits <= 3));
-  deepStrictEqual([evaluations, waits], [4, 4], "one report at start, one after each of 3 waits");
-});

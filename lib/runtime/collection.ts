@@ -95,7 +95,6 @@ export class PeriodicCollection {
   readonly #shrinkEvery: number;
   readonly #periodMs: number;
   readonly #checkMs: number;
-  readonly #waitCheck: (signal: AbortSignal) => Promise<boolean>;
   readonly #limits: { factor: number; floorBytes: number };
   readonly #onCollected: (report: CollectionReport) => void;
   #periodic = 0;
@@ -117,12 +116,6 @@ export class PeriodicCollection {
     periodMs?: number;
     /** How often the heap is read for growth. */
     checkMs?: number;
-    /**
-     * Waits one check (`checkMs`); false once the signal aborts. By default
-     * a sleep of its own; the agent passes its heartbeat's next beat, whose
-     * period is `checkMs`, so that the check rides on that wake-up.
-     */
-    waitCheck?: ((signal: AbortSignal) => Promise<boolean>) | undefined;
     growthFactor?: number;
     growthFloorBytes?: number;
     onCollected?: (report: CollectionReport) => void;
@@ -132,12 +125,9 @@ export class PeriodicCollection {
     this.#heapUsed = options.heapUsed;
     this.#shrinkEvery = options.shrinkEvery ?? SHRINK_EVERY;
     this.#periodMs = options.periodMs ?? FULL_COLLECTION_PERIOD_MS;
-    // Without a heap reading there is nothing to check between periodic
-    // collections, so its own sleep lasts a period; a given wait lasts checkMs.
-    const idle = options.heapUsed === undefined && options.waitCheck === undefined;
-    const checkMs = idle ? this.#periodMs : options.checkMs;
+    // Without a heap reading there is nothing to check between periodic collections.
+    const checkMs = options.heapUsed === undefined ? this.#periodMs : options.checkMs;
     this.#checkMs = Math.min(checkMs ?? GROWTH_CHECK_MS, this.#periodMs);
-    this.#waitCheck = options.waitCheck ?? ((signal) => sleep(this.#checkMs, signal));
     this.#limits = {
       factor: options.growthFactor ?? GROWTH_FACTOR,
       floorBytes: options.growthFloorBytes ?? GROWTH_FLOOR_BYTES,
@@ -154,7 +144,7 @@ export class PeriodicCollection {
     // Until the first collection, the heap at start stands for what one would leave.
     this.#leftBytes = this.#heapUsed?.() ?? 0;
     let sinceCollectionMs = 0;
-    while (await this.#waitCheck(signal)) {
+    while (await sleep(this.#checkMs, signal)) {
       sinceCollectionMs += this.#checkMs;
       if (sinceCollectionMs >= this.#periodMs) {
         sinceCollectionMs = 0;

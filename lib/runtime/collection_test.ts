@@ -189,25 +189,3 @@ Deno.test("PeriodicCollection counts the period from the last collection of eith
   await runUntil(collection, () => reports.length >= 3);
   deepStrictEqual(reports.slice(0, 3).map((report) => report.kind), ["growth", "growth", "growth"]);
 });
-
-Deno.test("PeriodicCollection with a given wait counts each as checkMs, with or without a heap reading", async () => {
-  for (const heapUsed of [undefined, () => MiB]) {
-    let waits = 0;
-    const reports: CollectionReport[] = [];
-    const collection = new PeriodicCollection({
-      collect: () => {},
-      heapUsed,
-      checkMs: 1000,
-      periodMs: 3000,
-      // As the heartbeat's next beat, but at once: the count matters here, not the time.
-      waitCheck: (signal) => Promise.resolve(!signal.aborted && ++waits <= 9),
-      onCollected: (report) => reports.push({ ...report, ms: waits }),
-    });
-    await collection.run(new AbortController().signal);
-    deepStrictEqual(
-      reports.map((report) => [report.kind, report.ms]),
-      [["collection", 3], ["collection", 6], ["collection", 9]],
-      heapUsed === undefined ? "without a heap reading" : "with one",
-    );
-  }
-});

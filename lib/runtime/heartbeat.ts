@@ -3,11 +3,6 @@
  * measures how late each beat was. A late beat means the event loop was
  * busy (or starved) for that long; a beat that stops coming means timers no
  * longer run at all. Nothing here waits on the driver or the API server.
- *
- * The agent's other once-a-second loops (the readiness report, the heap's
- * growth check) wait for the next beat (nextBeat()) rather than for timers
- * of their own, so that an idle agent wakes once a second, not three times
- * at unrelated moments.
  */
 
 /** How the heartbeat looks now. */
@@ -34,8 +29,6 @@ export class Heartbeat {
   readonly #intervalMs: number;
   readonly #lags: number[] = [];
   readonly #windowBeats: number;
-  /** Loops waiting for the next beat (nextBeat()). */
-  readonly #waiting = new Set<(beat: boolean) => void>();
   #lastBeat: number;
 
   constructor(options: { intervalMs?: number; windowBeats?: number; now?: () => number } = {}) {
@@ -53,34 +46,12 @@ export class Heartbeat {
     signal.addEventListener("abort", () => clearInterval(timer), { once: true });
   }
 
-  /** One beat (the timer's; tests call it with a fake clock); wakes those waiting for it. */
+  /** One beat (the timer's; tests call it with a fake clock). */
   beat(): void {
     const now = this.#now();
     this.#lags.push(Math.max(0, now - this.#lastBeat - this.#intervalMs));
     if (this.#lags.length > this.#windowBeats) this.#lags.shift();
     this.#lastBeat = now;
-    const waiting = [...this.#waiting];
-    this.#waiting.clear();
-    for (const wake of waiting) wake(true);
-  }
-
-  /**
-   * Resolves true at the next beat, false as soon as `signal` aborts: a
-   * loop's wait of one beat period, as sleep() of `intervalMs` would be,
-   * without a timer of its own.
-   */
-  nextBeat(signal: AbortSignal): Promise<boolean> {
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const wake = (beat: boolean) => {
-        this.#waiting.delete(wake);
-        signal.removeEventListener("abort", onAbort);
-        resolve(beat);
-      };
-      const onAbort = () => wake(false);
-      this.#waiting.add(wake);
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
   }
 
   status(): HeartbeatStatus {
