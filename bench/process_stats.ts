@@ -96,19 +96,7 @@ export function threadPreemptions(pid: number, tid: number): number {
  * not counted (their time is in cpuSeconds()).
  */
 export function cpuSecondsFine(pid: number): number {
-  return schedTotals(pid).seconds;
-}
-
-/**
- * The CPU seconds and scheduler runs of the process's live threads, summed
- * (threadSchedstats()): between two readings, how often the process was put
- * on a CPU and what it cost, the measure of an idle process's wake-ups.
- */
-export function schedTotals(pid: number): { seconds: number; runs: number } {
-  return threadSchedstats(pid).reduce(
-    (sum, thread) => ({ seconds: sum.seconds + thread.seconds, runs: sum.runs + thread.runs }),
-    { seconds: 0, runs: 0 },
-  );
+  return threadSchedstats(pid).reduce((sum, thread) => sum + thread.seconds, 0);
 }
 
 /**

@@ -16,10 +16,10 @@ import { describeBenchBinaries } from "./binaries.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import {
   cpuSeconds,
+  cpuSecondsFine,
   pageFaults,
   residentMiB,
   residentSplitMiB,
-  schedTotals,
 } from "./process_stats.ts";
 import type { BenchAgent, ScenarioResult } from "./report.ts";
 import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
@@ -29,6 +29,7 @@ import {
   readThreadGroups,
   type ThreadGroups,
   threadSplit,
+  type ThreadTotals,
   totalsBetween,
 } from "./thread_split.ts";
 
@@ -76,27 +77,32 @@ export async function measureStartup(
   try {
     const ready = await waitAgentReady(launched, { timeoutMs: 60_000 });
     const cpuAtReady = cpuSeconds(launched.pid);
-    const schedAtReady = schedTotals(launched.pid);
+    const cpuFineAtReady = cpuSecondsFine(launched.pid);
     const faultsAtReady = pageFaults(launched.pid);
     const threadsAtReady = readThreadGroups(launched.pid);
     await delay(IDLE_MS);
-    const schedAtEnd = schedTotals(launched.pid);
-    options.onIdleThreads?.(describeIdle(threadsAtReady, readThreadGroups(launched.pid)));
+    const threadsAtEnd = readThreadGroups(launched.pid);
+    options.onIdleThreads?.(describeIdle(threadsAtReady, threadsAtEnd));
     return {
       http: ready.httpMs,
       ready: ready.readyMs,
       cpu: cpuAtReady * 1000,
-      cpuFine: schedAtReady.seconds * 1000,
+      cpuFine: cpuFineAtReady * 1000,
       minorFaults: faultsAtReady.minor,
       majorFaults: faultsAtReady.major,
-      idleCpu: (schedAtEnd.seconds - schedAtReady.seconds) * 1000,
-      idleRuns: schedAtEnd.runs - schedAtReady.runs,
+      idleCpu: grownBy(threadsAtReady.cpuMs, threadsAtEnd.cpuMs),
+      idleRuns: grownBy(threadsAtReady.runs, threadsAtEnd.runs),
       rss: residentMiB(launched.pid),
       ...residentSplitMiB(launched.pid),
     };
   } finally {
     await launched.handle.stop();
   }
+}
+
+/** What every thread group together grew by between two readings. */
+function grownBy(before: ThreadTotals, after: ThreadTotals): number {
+  return [...totalsBetween(before, after).values()].reduce((sum, grown) => sum + grown, 0);
 }
 
 /** The idle seconds' CPU and runs by thread group, per second. */
