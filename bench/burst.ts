@@ -14,13 +14,7 @@ import { loadAverage, machineInfo } from "./machine.ts";
 import { cpuSeconds, peakResidentMiB } from "./process_stats.ts";
 import { type BenchAgent, SampleBook, type ScenarioResult } from "./report.ts";
 import { alternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
-import {
-  describeRuns,
-  describeSplit,
-  readThreadGroups,
-  threadSplit,
-  totalsBetween,
-} from "./thread_split.ts";
+import { describeThreads, readThreadGroups } from "./thread_split.ts";
 import { createBenchNamespace, createSelectedClaims } from "./workload.ts";
 
 export interface BurstSettings {
@@ -112,12 +106,7 @@ async function timeBurst(
     peak: peakResidentMiB(launched.pid),
   };
   const perClaim = { perUnit: settings.claims, unit: "claim" };
-  const cpu = describeSplit(threadSplit(threadsAtStart.cpuMs, threadsAtEnd.cpuMs), perClaim);
-  const runs = describeRuns(threadSplit(threadsAtStart.runs, threadsAtEnd.runs), {
-    ...perClaim,
-    preempted: totalsBetween(threadsAtStart.preempted, threadsAtEnd.preempted),
-  });
-  return { sample, threads: `${cpu}; ${runs}` };
+  return { sample, threads: describeThreads(threadsAtStart, threadsAtEnd, perClaim) };
 }
 
 /** One run: a fresh cluster, the agent ready, the burst, the samples. */

@@ -23,15 +23,7 @@ import {
 } from "./process_stats.ts";
 import type { BenchAgent, ScenarioResult } from "./report.ts";
 import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
-import {
-  describeRuns,
-  describeSplit,
-  readThreadGroups,
-  type ThreadGroups,
-  threadSplit,
-  type ThreadTotals,
-  totalsBetween,
-} from "./thread_split.ts";
+import { describeThreads, readThreadGroups, totalOf, totalsBetween } from "./thread_split.ts";
 
 const IDLE_MS = 10_000;
 
@@ -82,7 +74,8 @@ export async function measureStartup(
     const threadsAtReady = readThreadGroups(launched.pid);
     await delay(IDLE_MS);
     const threadsAtEnd = readThreadGroups(launched.pid);
-    options.onIdleThreads?.(describeIdle(threadsAtReady, threadsAtEnd));
+    const perSecond = { perUnit: IDLE_MS / 1000, unit: "s" };
+    options.onIdleThreads?.(describeThreads(threadsAtReady, threadsAtEnd, perSecond));
     return {
       http: ready.httpMs,
       ready: ready.readyMs,
@@ -90,30 +83,14 @@ export async function measureStartup(
       cpuFine: cpuFineAtReady * 1000,
       minorFaults: faultsAtReady.minor,
       majorFaults: faultsAtReady.major,
-      idleCpu: grownBy(threadsAtReady.cpuMs, threadsAtEnd.cpuMs),
-      idleRuns: grownBy(threadsAtReady.runs, threadsAtEnd.runs),
+      idleCpu: totalOf(totalsBetween(threadsAtReady.cpuMs, threadsAtEnd.cpuMs)),
+      idleRuns: totalOf(totalsBetween(threadsAtReady.runs, threadsAtEnd.runs)),
       rss: residentMiB(launched.pid),
       ...residentSplitMiB(launched.pid),
     };
   } finally {
     await launched.handle.stop();
   }
-}
-
-/** What every thread group together grew by between two readings. */
-function grownBy(before: ThreadTotals, after: ThreadTotals): number {
-  return [...totalsBetween(before, after).values()].reduce((sum, grown) => sum + grown, 0);
-}
-
-/** The idle seconds' CPU and runs by thread group, per second. */
-function describeIdle(atReady: ThreadGroups, atEnd: ThreadGroups): string {
-  const perSecond = { perUnit: IDLE_MS / 1000, unit: "s" };
-  const cpu = describeSplit(threadSplit(atReady.cpuMs, atEnd.cpuMs), perSecond);
-  const runs = describeRuns(threadSplit(atReady.runs, atEnd.runs), {
-    ...perSecond,
-    preempted: totalsBetween(atReady.preempted, atEnd.preempted),
-  });
-  return `${cpu}; ${runs}`;
 }
 
 const NOTES = [

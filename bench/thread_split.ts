@@ -126,15 +126,37 @@ export function describeRuns(
   return `${head} (${per(preempted.all)} after a preemption): ${groups.join(", ")}`;
 }
 
+/**
+ * Between two readings of readThreadGroups(): "CPU line; runs line"
+ * (describeSplit(), describeRuns() with each group's preemptions).
+ */
+export function describeThreads(
+  before: ThreadGroups,
+  after: ThreadGroups,
+  options: { perUnit: number; unit: string },
+): string {
+  const cpu = describeSplit(threadSplit(before.cpuMs, after.cpuMs), options);
+  const runs = describeRuns(threadSplit(before.runs, after.runs), {
+    ...options,
+    preempted: totalsBetween(before.preempted, after.preempted),
+  });
+  return `${cpu}; ${runs}`;
+}
+
 /** All groups' preemptions, and a split group's: "other" takes what the named groups do not. */
 function preemptionsBySplitGroup(
   split: readonly ThreadUse[],
   preempted: ThreadTotals,
 ): { all: number; of(group: string): number } {
-  const all = [...preempted.values()].reduce((sum, count) => sum + count, 0);
+  const all = totalOf(preempted);
   const named = split.filter((entry) => entry.group !== "other")
     .reduce((sum, entry) => sum + (preempted.get(entry.group) ?? 0), 0);
   return { all, of: (group) => group === "other" ? all - named : preempted.get(group) ?? 0 };
+}
+
+/** The sum over every group (a reading's, or totalsBetween()'s growth). */
+export function totalOf(totals: ThreadTotals): number {
+  return [...totals.values()].reduce((sum, amount) => sum + amount, 0);
 }
 
 /** Each group's growth between two readings (a group new at `after` grows from 0). */

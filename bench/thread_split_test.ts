@@ -2,10 +2,12 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import {
   describeRuns,
   describeSplit,
+  describeThreads,
   MAIN_THREAD,
   readThreadGroups,
   threadGroup,
   threadSplit,
+  totalOf,
   totalsBetween,
 } from "./thread_split.ts";
 
@@ -99,4 +101,31 @@ Deno.test("readThreadGroups() of this process counts its threads' runs, which gr
   const after = runs();
   ok(before > 0);
   ok(after >= before + 3, `runs ${before} → ${after} over three sleeps`);
+});
+
+Deno.test("describeThreads() gives the CPU and the runs between two readings, with preemptions", () => {
+  const before = {
+    cpuMs: new Map([[MAIN_THREAD, 100]]),
+    runs: new Map([[MAIN_THREAD, 10]]),
+    preempted: new Map([[MAIN_THREAD, 2]]),
+  };
+  const after = {
+    cpuMs: new Map([[MAIN_THREAD, 140], ["HTTP Client", 10]]),
+    runs: new Map([[MAIN_THREAD, 30], ["HTTP Client", 10]]),
+    preempted: new Map([[MAIN_THREAD, 12], ["HTTP Client", 0]]),
+  };
+  strictEqual(
+    describeThreads(before, after, { perUnit: 10, unit: "s" }),
+    "5.00 ms per s: main thread 80%, HTTP Client 20%; " +
+      "3.0 thread runs per s (1.0 after a preemption): main thread 2.0 (1.0), HTTP Client 1.0 (0.0)",
+  );
+});
+
+Deno.test("totalOf() sums every group, a growth below zero included", () => {
+  strictEqual(totalOf(new Map()), 0);
+  const grown = totalsBetween(
+    new Map([[MAIN_THREAD, 10], ["HeapHelper", 8]]),
+    new Map([[MAIN_THREAD, 15], ["HeapHelper", 6], ["JITWorker", 1]]),
+  );
+  strictEqual(totalOf(grown), 4);
 });
