@@ -9,9 +9,9 @@
  *   --note TEXT     added to every scenario's notes (repeatable), e.g. how ours was built
  *   --nodes N, --claims M  the size of a scenario that takes one (fleet); others ignore them
  *   --minutes M     length of a timed scenario (soak: its claim stream; default its own)
- *   --apiserver-profile DIR  fleet: a CPU profile of kube-apiserver over the burst's first
- *                   50 s, one pprof file per run in DIR (profiling costs it some CPU: not
- *                   for the runs whose figures are kept)
+ *   --apiserver-profile DIR  fleet: CPU profiles of kube-apiserver over the first 50 s of
+ *                   the burst and of the idle minute, two pprof files per run in DIR
+ *                   (profiling costs it some CPU: not for the runs whose figures are kept)
  */
 import { parseArgs } from "node:util";
 import { comparisonTable, type ScenarioResult } from "./report.ts";
