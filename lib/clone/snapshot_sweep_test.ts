@@ -9,7 +9,13 @@ import { runUntil } from "../../tests/fakes/async.ts";
 const PROTECTION = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
 const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 
-function sweepWorld(options: { served?: boolean[]; mayList?: boolean; claims?: Claim[] } = {}) {
+function sweepWorld(options: {
+  served?: boolean[];
+  mayList?: boolean;
+  claims?: Claim[];
+  intervalMs?: number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<boolean>;
+} = {}) {
   const snapshots = [volumeSnapshot({ metadata: { name: "orphan", finalizers: [PROTECTION] } })];
   const writes: string[] = [];
   const served = [...(options.served ?? [true])];
@@ -35,7 +41,10 @@ function sweepWorld(options: { served?: boolean[]; mayList?: boolean; claims?: C
     claims: { get: () => undefined, list: () => options.claims ?? [], onChange: () => {} },
     api,
     logger: quiet,
-  }, { intervalMs: 5 });
+  }, {
+    intervalMs: options.intervalMs ?? 5,
+    ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+  });
   return { sweep, writes, cacheRuns: () => cacheRuns };
 }
 
@@ -44,6 +53,22 @@ Deno.test("run() waits for the VolumeSnapshot API, then removes an orphan at its
   await runUntil(world.sweep, () => world.writes.length > 0);
   deepStrictEqual(world.writes, ["remove apps/orphan tries=1"]);
   deepStrictEqual(world.cacheRuns(), 1);
+});
+
+Deno.test("run() looks for the VolumeSnapshot API once per sweep interval, not every minute", async () => {
+  const waits: number[] = [];
+  const world = sweepWorld({
+    served: [false, false, true],
+    intervalMs: 5 * 60_000,
+    sleep: (ms, signal) => {
+      waits.push(ms);
+      return new Promise((resolve) => setTimeout(() => resolve(!signal?.aborted), 0));
+    },
+  });
+  await runUntil(world.sweep, () => world.writes.length > 0);
+  // After each of the two looks that found nothing, then after the first sweep
+  // (an orphan goes at its second): the sweep interval every time.
+  deepStrictEqual(waits.slice(0, 3), [300_000, 300_000, 300_000]);
 });
 
 Deno.test("run() stays off without permission to list VolumeSnapshots", async () => {
