@@ -2,6 +2,7 @@ import { deepStrictEqual } from "node:assert/strict";
 import { createLogger } from "../log/logger.ts";
 import type { Claim, VolumeSnapshot } from "../model/objects.ts";
 import type { SweepApi } from "./ports.ts";
+import type { sleep } from "../runtime/sleep.ts";
 import { SnapshotSweep } from "./snapshot_sweep.ts";
 import { claim, volumeSnapshot } from "../../tests/builders/provision.ts";
 import { runUntil } from "../../tests/fakes/async.ts";
@@ -14,7 +15,7 @@ function sweepWorld(options: {
   mayList?: boolean;
   claims?: Claim[];
   intervalMs?: number;
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<boolean>;
+  sleep?: typeof sleep;
 } = {}) {
   const snapshots = [volumeSnapshot({ metadata: { name: "orphan", finalizers: [PROTECTION] } })];
   const writes: string[] = [];
