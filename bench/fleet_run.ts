@@ -20,7 +20,7 @@ import {
   type LaunchedAgent,
   waitAgentReady,
 } from "./agent_runner.ts";
-import { watchClaimProgress } from "./claim_progress.ts";
+import { type ClaimProgress, type Milestone, watchClaimProgress } from "./claim_progress.ts";
 import { checkFleet, describeUnbound, type FleetCheck } from "./fleet_check.ts";
 import { describeFleetMemory } from "./fleet_memory.ts";
 import { type ApiServerCounters, countersDelta, sampleApiServer } from "./fleet_metrics.ts";
@@ -130,37 +130,19 @@ async function measureFleet(
     const start = performance.now();
     const profile = startProfile(cluster, { ...options, window: "burst" });
     await createWorkload(cluster, size.claims);
-    const bound = await withTimeout(progress.allBound, {
-      timeoutMs: STEP_TIMEOUT_MS,
-      description: "fleet: every claim Bound",
-    }).catch(async (error: Error) => {
-      log(`[fleet] ${await unboundSummary(cluster)}`);
-      log(`[fleet] logs kept in ${await keepLogs(cluster)}`);
-      throw error;
-    });
-    if (progress.restarts() > 0) {
-      log(
-        `[fleet] the benchmark's watches were started again ${progress.restarts()} times ` +
-          `(${progress.silentRestarts()} after 30 s without an event): every claim Bound ` +
-          "may have been seen late by that much",
-      );
-    }
+    const bound = await waitAllBound(cluster, { progress, log });
     if (profile !== undefined) log(`[fleet] kube-apiserver CPU profile: ${await profile}`);
     const atBound = await sample();
     const agentsRssAtBoundMiB = sumOver(agents, residentMiB);
     log(describeFleetMemory(cluster, agents));
     await waitPodsScheduled(cluster);
     const scheduledS = (performance.now() - start) / 1000;
-    const atIdle = await sample();
-    const idleProfile = startProfile(cluster, { ...options, window: "idle" });
-    await delay(IDLE_MS);
-    const atEnd = await sample();
-    if (idleProfile !== undefined) log(`[fleet] kube-apiserver CPU profile: ${await idleProfile}`);
+    const idle = await idleMinute(cluster, { ...options, sample });
     const apiServerPid = cluster.apiserver.process.pid;
     return {
       startup: countersDelta(atStart, atBurst),
       burst: countersDelta(atBurst, atBound),
-      idle: countersDelta(atIdle, atEnd),
+      idle,
       readyS,
       agentReadyMedianMs,
       boundS: (bound.at - start) / 1000,
@@ -175,6 +157,48 @@ async function measureFleet(
   } finally {
     progress.stop();
   }
+}
+
+/** Every claim Bound; on a timeout, which claims are not and a copy of the logs first. */
+async function waitAllBound(
+  cluster: RunningCluster,
+  options: { progress: ClaimProgress; log: (line: string) => void },
+): Promise<Milestone> {
+  const { progress, log } = options;
+  const bound = await withTimeout(progress.allBound, {
+    timeoutMs: STEP_TIMEOUT_MS,
+    description: "fleet: every claim Bound",
+  }).catch(async (error: Error) => {
+    log(`[fleet] ${await unboundSummary(cluster)}`);
+    log(`[fleet] logs kept in ${await keepLogs(cluster)}`);
+    throw error;
+  });
+  if (progress.restarts() > 0) {
+    log(
+      `[fleet] the benchmark's watches were started again ${progress.restarts()} times ` +
+        `(${progress.silentRestarts()} after 30 s without an event): every claim Bound ` +
+        "may have been seen late by that much",
+    );
+  }
+  return bound;
+}
+
+/** kube-apiserver's counters over the idle minute (profiled too when asked for). */
+async function idleMinute(
+  cluster: RunningCluster,
+  options: {
+    kind: BenchAgent;
+    profileDir?: string;
+    log: (line: string) => void;
+    sample: () => Promise<ApiServerCounters>;
+  },
+): Promise<ApiServerCounters> {
+  const atIdle = await options.sample();
+  const profile = startProfile(cluster, { ...options, window: "idle" });
+  await delay(IDLE_MS);
+  const atEnd = await options.sample();
+  if (profile !== undefined) options.log(`[fleet] kube-apiserver CPU profile: ${await profile}`);
+  return countersDelta(atIdle, atEnd);
 }
 
 /**
