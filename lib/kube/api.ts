@@ -17,6 +17,7 @@ import type {
   VolumeSnapshot,
   VolumeSnapshotContent,
 } from "../model/objects.ts";
+import { Discovery } from "./discovery.ts";
 import type { RawObject } from "./informer.ts";
 import { readNodeUid, readObjectIdentity } from "./owner_objects.ts";
 import type { KubeRest } from "./rest.ts";
@@ -41,9 +42,11 @@ function isRefusal(status: number): boolean {
 /** The calls, bound to one client. */
 export class KubeApi {
   readonly #rest: KubeRest;
+  readonly #discovery: Discovery;
 
   constructor(rest: KubeRest) {
     this.#rest = rest;
+    this.#discovery = new Discovery(rest);
   }
 
   /**
@@ -218,21 +221,12 @@ export class KubeApi {
     }
   }
 
-  /** Whether the API server serves a resource in a group version (discovery). */
-  async servesResource(
-    groupVersion: string,
-    resource: string,
-  ): Promise<boolean> {
-    try {
-      const list = await this.#rest.request<{ resources?: { name: string }[] }>({
-        method: "GET",
-        path: groupVersion === "v1" ? "/api/v1" : `/apis/${groupVersion}`,
-      });
-      return (list.resources ?? []).some((candidate) => candidate.name === resource);
-    } catch (error) {
-      if (hasStatus(error, 404)) return false;
-      throw error;
-    }
+  /**
+   * Whether the API server serves a resource in a group version (discovery);
+   * answers are shared for a few seconds (Discovery).
+   */
+  servesResource(groupVersion: string, resource: string): Promise<boolean> {
+    return this.#discovery.serves(groupVersion, resource);
   }
 
   /**
