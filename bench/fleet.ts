@@ -18,13 +18,10 @@ import {
   totalRequests,
 } from "./fleet_metrics.ts";
 import { assertFleetFits, fleetMemoryNote } from "./fleet_memory.ts";
+import { FLEET_AGENT_ARGS, FLEET_BURST, FLEET_POOL, FLEET_QPS } from "./fleet_launch.ts";
 import {
   CREATE_CONCURRENCY,
-  FLEET_AGENT_ARGS,
-  FLEET_BURST,
   FLEET_CLAIM_SIZE,
-  FLEET_POOL,
-  FLEET_QPS,
   type FleetSample,
   type FleetSize,
   IDLE_MS,

@@ -7,21 +7,15 @@
  * minute once everything is done.
  */
 import { cp } from "node:fs/promises";
-import type { V1CSIStorageCapacity } from "@kubernetes/client-node";
 import { startCluster } from "../tests/cluster/cluster.ts";
 import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
 import { delay, waitFor, withTimeout } from "../tests/cluster/wait.ts";
 import { claimObject, createNamespace, podUsingClaim } from "../tests/cluster/workloads.ts";
-import { allCapacities } from "../tests/integration/capacity_support.ts";
 import { profileApiServer } from "./apiserver_profile.ts";
-import {
-  freshAgentBinary,
-  launchAgent,
-  type LaunchedAgent,
-  waitAgentReady,
-} from "./agent_runner.ts";
+import type { LaunchedAgent } from "./agent_runner.ts";
 import { type ClaimProgress, type Milestone, watchClaimProgress } from "./claim_progress.ts";
 import { checkFleet, describeUnbound, type FleetCheck } from "./fleet_check.ts";
+import { copyBinaries, FLEET_POOL, FLEET_STEP_TIMEOUT_MS, startFleet } from "./fleet_launch.ts";
 import { describeFleetMemory } from "./fleet_memory.ts";
 import { type ApiServerCounters, countersDelta, sampleApiServer } from "./fleet_metrics.ts";
 import { peakResidentMiB, residentMiB } from "./process_stats.ts";
@@ -30,26 +24,13 @@ import type { BenchAgent } from "./report.ts";
 import { claimName, runPool } from "./workload.ts";
 
 export const FLEET_NAMESPACE = "fleet";
-/** The cluster's default pool of every node's driver (10Gi), and its class. */
-export const FLEET_POOL = "fast";
 /** Small enough that capacity never runs out: capacity is checked, not exhausted. */
 export const FLEET_CLAIM_SIZE = "1Mi";
-/** Besides agentFlags(): each agent publishes its node's CSIStorageCapacity, owned by nothing. */
-export const FLEET_AGENT_ARGS = ["--enable-capacity", "--capacity-ownerref-level=-1"];
-/** The agents' default client budget (upstream's --kube-api-qps / --kube-api-burst defaults). */
-export const FLEET_QPS = 5;
-export const FLEET_BURST = 10;
-/** Claims and pods created concurrently by the benchmark; agents launched concurrently. */
+/** Claims and pods created concurrently by the benchmark. */
 export const CREATE_CONCURRENCY = 50;
-const LAUNCH_CONCURRENCY = 10;
-/** How often the published capacities are listed at launch (until 2026-11-26: every second). */
-const CAPACITY_POLL_MS = 250;
-/** Copies of the binary written at once before the launch. */
-const COPY_CONCURRENCY = 4;
 /** Between every agent ready and the burst: their first relists and capacity writes settle. */
 export const SETTLE_MS = 5_000;
 export const IDLE_MS = 60_000;
-const STEP_TIMEOUT_MS = 10 * 60_000;
 
 export interface FleetSize {
   nodes: number;
@@ -166,7 +147,7 @@ async function waitAllBound(
 ): Promise<Milestone> {
   const { progress, log } = options;
   const bound = await withTimeout(progress.allBound, {
-    timeoutMs: STEP_TIMEOUT_MS,
+    timeoutMs: FLEET_STEP_TIMEOUT_MS,
     description: "fleet: every claim Bound",
   }).catch(async (error: Error) => {
     log(`[fleet] ${await unboundSummary(cluster)}`);
@@ -222,61 +203,6 @@ function sumOver(agents: readonly LaunchedAgent[], read: (pid: number) => number
   return agents.reduce((sum, agent) => sum + read(agent.pid), 0);
 }
 
-/**
- * One fresh copy of the binary per node, made before the launch is timed:
- * copying and syncing 50 copies of ours (118 MB each, upstream's 70 MB) took
- * seconds of disk writes, which until 2026-11-26 counted in ours' launch time.
- */
-function copyBinaries(cluster: RunningCluster, kind: BenchAgent): Promise<string[]> {
-  return runPool(cluster.nodes.length, {
-    concurrency: COPY_CONCURRENCY,
-    task: () => freshAgentBinary(cluster, kind),
-  });
-}
-
-/**
- * Every node's agent launched (LAUNCH_CONCURRENCY at a time, as a DaemonSet
- * rollout would), ready, and every node's CSIStorageCapacity for the class
- * published. Readiness is probed every 250 ms: 50 agents probed every 5 ms
- * would load the 2 cores the API server needs.
- */
-async function startFleet(
-  cluster: RunningCluster,
-  options: { kind: BenchAgent; binaries: readonly string[] },
-): Promise<{ agents: LaunchedAgent[]; readyMs: number[] }> {
-  const { kind, binaries } = options;
-  const agents = await runPool(cluster.nodes.length, {
-    concurrency: LAUNCH_CONCURRENCY,
-    task: (index) =>
-      launchAgent(cluster, {
-        kind,
-        binary: binaries[index]!,
-        node: cluster.nodes[index]!.name,
-        qps: FLEET_QPS,
-        burst: FLEET_BURST,
-        extraArgs: FLEET_AGENT_ARGS,
-      }),
-  });
-  const ready = await Promise.all(
-    agents.map((agent) =>
-      waitAgentReady(agent, { timeoutMs: STEP_TIMEOUT_MS, probeIntervalMs: 250 })
-    ),
-  );
-  const storageClass = cluster.storageClassName(FLEET_POOL);
-  const nodeOf = (object: V1CSIStorageCapacity) =>
-    object.nodeTopology?.matchLabels?.[cluster.topologyKey];
-  await waitFor(async () => {
-    const objects = (await allCapacities(cluster))
-      .filter((object) => object.storageClassName === storageClass);
-    return new Set(objects.map(nodeOf)).size === cluster.nodes.length;
-  }, {
-    description: "every node's CSIStorageCapacity for the class",
-    timeoutMs: STEP_TIMEOUT_MS,
-    intervalMs: CAPACITY_POLL_MS,
-  });
-  return { agents, readyMs: ready.map((times) => times.readyMs) };
-}
-
 /** Each claim and a pod using it: kube-scheduler picks the node, the node's agent provisions. */
 async function createWorkload(cluster: RunningCluster, claims: number): Promise<void> {
   const storageClass = cluster.storageClassName(FLEET_POOL);
@@ -308,7 +234,7 @@ async function waitPodsScheduled(cluster: RunningCluster): Promise<void> {
       fieldSelector: "spec.nodeName=",
     });
     return pending.items.length === 0;
-  }, { description: "every pod scheduled", timeoutMs: STEP_TIMEOUT_MS, intervalMs: 1_000 });
+  }, { description: "every pod scheduled", timeoutMs: FLEET_STEP_TIMEOUT_MS, intervalMs: 1_000 });
 }
 
 /** The claims left when the run timed out (describeUnbound()). */
