@@ -40,6 +40,13 @@ export const DEFAULT_FLEET_SIZE: FleetSize = { nodes: 50, claims: 1000 };
 /** Each fake node allows 250 pods (tests/cluster/nodes.ts); keep room for a skewed placement. */
 const MAX_CLAIMS_PER_NODE = 200;
 
+/**
+ * The suggested FlowSchema the agents' ServiceAccounts fall in (outside
+ * kube-system); kube-scheduler, kube-controller-manager and the benchmark
+ * (system:masters, exempt) each have another, so its count is the agents'.
+ */
+const AGENT_FLOW_SCHEMA = "service-accounts";
+
 const VERB_METRICS = Object.fromEntries(
   REPORTED_VERBS.map((verb) => [verb, `kube-apiserver requests ${verb}, three windows`]),
 ) as Record<typeof REPORTED_VERBS[number], string>;
@@ -56,6 +63,9 @@ const METRIC = {
   requestsStartup: "kube-apiserver requests, agents' start-up",
   requestsBurst: "kube-apiserver requests, burst",
   requestsIdle: "kube-apiserver requests once done, per idle minute",
+  agentRequestsStartup: "the agents' requests of every kind, agents' start-up",
+  agentRequestsBurst: "the agents' requests of every kind, burst",
+  agentRequestsIdle: "the agents' requests of every kind once done, per idle minute",
   ...VERB_METRICS,
   refused: "kube-apiserver requests answered 429 Too Many Requests, three windows",
   apiPeak: "kube-apiserver peak RSS, VmHWM at the end (MiB)",
@@ -94,8 +104,8 @@ function summedOverWindows(
 
 /**
  * One run in a line: where kube-scheduler put the claims, which watch events
- * dominated (over the three windows, and in the idle minute alone), and whose
- * requests priority and fairness refused.
+ * dominated (over the three windows, and in the idle minute alone), whose
+ * requests priority and fairness let through and whose it refused.
  */
 function describeRun(agent: BenchAgent, sample: FleetSample): string {
   const byResource = summedOverWindows(sample, (counters) => counters.watchEventsByResource);
@@ -103,8 +113,13 @@ function describeRun(agent: BenchAgent, sample: FleetSample): string {
     summedOverWindows(sample, (counters) => counters.refusedByFlowSchema),
     4,
   );
+  const dispatched = describeLargest(
+    summedOverWindows(sample, (counters) => counters.dispatchedByFlowSchema),
+    5,
+  );
   const { fewestOnANode, mostOnANode } = sample.check;
-  return `${agent}: ${fewestOnANode}–${mostOnANode} claims per node; watch events ` +
+  return `${agent}: ${fewestOnANode}–${mostOnANode} claims per node; requests by flow schema ` +
+    `${dispatched}; watch events ` +
     `${describeLargest(byResource, 6)}; in the idle minute ` +
     `${describeLargest(sample.idle.watchEventsByResource, 4) || "none"}; refused by flow ` +
     `schema: ${refused || "none"}${describeRefusals(sample)}`;
@@ -118,6 +133,10 @@ function describeRefusals(sample: FleetSample): string {
     .filter(([, text]) => text !== "")
     .map(([name, text]) => `${name}: ${text}`);
   return parts.length === 0 ? "" : ` (${parts.join("; ")})`;
+}
+
+function agentRequests(counters: ApiServerCounters): number {
+  return counters.dispatchedByFlowSchema[AGENT_FLOW_SCHEMA] ?? 0;
 }
 
 /** One run's figures, keyed as METRIC. */
@@ -140,6 +159,9 @@ export function fleetFigures(sample: FleetSample): Record<MetricKey, number> {
     requestsStartup: totalRequests(sample.startup),
     requestsBurst: totalRequests(sample.burst),
     requestsIdle: perMinute(totalRequests(sample.idle)),
+    agentRequestsStartup: agentRequests(sample.startup),
+    agentRequestsBurst: agentRequests(sample.burst),
+    agentRequestsIdle: perMinute(agentRequests(sample.idle)),
     ...verbs,
     refused: sum(totalRefused),
     apiPeak: sample.apiServerPeakMiB,
@@ -194,7 +216,12 @@ function fleetNotes(size: FleetSize, runs: string[]): string[] {
     "429s: apiserver_request_total with code 429, which counts priority and fairness's " +
     "rejections too (k8s.io/apiserver endpoints/metrics RecordDroppedRequest), every client; " +
     "by flow schema from apiserver_flowcontrol_rejected_requests_total (added 2026-11-27).",
-    "Per run, the claims per node (fewest–most), the largest watch event counts by resource " +
+    "The agents' requests of every kind: apiserver_flowcontrol_dispatched_requests_total of " +
+    `flow schema ${AGENT_FLOW_SCHEMA}, which holds only the agents' ServiceAccounts; unlike ` +
+    "apiserver_request_total it counts discovery GETs and 404s of paths no API serves (added " +
+    "2026-11-29).",
+    "Per run, the claims per node (fewest–most), the requests by flow schema over the three " +
+    "windows (added 2026-11-29), the largest watch event counts by resource " +
     "over the three windows and in the idle minute alone (added 2026-11-27), and the refused " +
     `requests by flow schema, then by window, verb and resource: ${runs.join(" | ")}.`,
     fleetMemoryNote(),

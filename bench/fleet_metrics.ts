@@ -25,6 +25,14 @@ export interface ApiServerCounters {
   /** apiserver_flowcontrol_rejected_requests_total by flow schema: whose requests were refused. */
   refusedByFlowSchema: Record<string, number>;
   /**
+   * apiserver_flowcontrol_dispatched_requests_total by flow schema: every
+   * request priority and fairness let through, discovery GETs and 404s of
+   * paths no API serves included, which apiserver_request_total does not
+   * count (added 2026-11-29, after two kinds of the agents' requests stayed
+   * hidden from it: the snapshot sweep's look and a second discovery GET).
+   */
+  dispatchedByFlowSchema: Record<string, number>;
+  /**
    * Requests answered 429 Too Many Requests, every client, by verb and resource
    * ("LIST persistentvolumeclaims"): apiserver_request_total counts priority and
    * fairness's rejections under that code too (RecordDroppedRequest).
@@ -81,6 +89,10 @@ export function countersDelta(
     watchEvents: after.watchEvents - before.watchEvents,
     watchEventsByResource: recordDelta(before.watchEventsByResource, after.watchEventsByResource),
     refusedByFlowSchema: recordDelta(before.refusedByFlowSchema, after.refusedByFlowSchema),
+    dispatchedByFlowSchema: recordDelta(
+      before.dispatchedByFlowSchema,
+      after.dispatchedByFlowSchema,
+    ),
     refusedByRequest: recordDelta(before.refusedByRequest, after.refusedByRequest),
   };
 }
@@ -145,6 +157,10 @@ export async function sampleApiServer(
     refusedByRequest: refusedByRequest(samples),
     refusedByFlowSchema: sumByLabel(samples, {
       name: "apiserver_flowcontrol_rejected_requests_total",
+      label: "flow_schema",
+    }),
+    dispatchedByFlowSchema: sumByLabel(samples, {
+      name: "apiserver_flowcontrol_dispatched_requests_total",
       label: "flow_schema",
     }),
   };

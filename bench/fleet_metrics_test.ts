@@ -48,6 +48,7 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
       watchEventsByResource: { pods: 100 },
       refusedByFlowSchema: { "service-accounts": 4 },
       refusedByRequest: { "POST events": 4 },
+      dispatchedByFlowSchema: { "service-accounts": 100, exempt: 7 },
     },
     {
       cpuSeconds: 4,
@@ -56,6 +57,7 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
       watchEventsByResource: { pods: 120, nodes: 30 },
       refusedByFlowSchema: { "service-accounts": 6, "workload-low": 3 },
       refusedByRequest: { "POST events": 5, "LIST pods": 4 },
+      dispatchedByFlowSchema: { "service-accounts": 150, exempt: 9, "kube-scheduler": 40 },
     },
   );
   deepStrictEqual(delta, {
@@ -65,6 +67,7 @@ Deno.test("countersDelta() subtracts verb by verb, a verb missing before countin
     watchEventsByResource: { pods: 20, nodes: 30 },
     refusedByFlowSchema: { "service-accounts": 2, "workload-low": 3 },
     refusedByRequest: { "POST events": 1, "LIST pods": 4 },
+    dispatchedByFlowSchema: { "service-accounts": 50, exempt: 2, "kube-scheduler": 40 },
   });
   deepStrictEqual(totalRequests(delta), 10);
   deepStrictEqual(totalRefused(delta), 5);
