@@ -4,16 +4,13 @@
  * its DaemonSet or Deployment), and this node's Node. Only identity and
  * owners are read.
  */
+import { groupVersionPath } from "./discovery.ts";
 import type { RawObject } from "./informer.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
 import type { ObjectIdentity, ObjectRef, OwnerReference } from "../model/objects.ts";
 
 interface ResourceList {
   resources?: { name: string; kind: string; namespaced: boolean }[];
-}
-
-function groupVersionPath(apiVersion: string): string {
-  return apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 }
 
 /**
