@@ -42,8 +42,9 @@ const MAX_CLAIMS_PER_NODE = 200;
 
 /**
  * The suggested FlowSchema the agents' ServiceAccounts fall in (outside
- * kube-system); kube-scheduler, kube-controller-manager and the benchmark
- * (system:masters, exempt) each have another, so its count is the agents'.
+ * kube-system); kube-scheduler, kube-controller-manager and the benchmark use
+ * system:masters credentials (flow schema exempt) and the drivers send no
+ * request, so its count is the agents'.
  */
 const AGENT_FLOW_SCHEMA = "service-accounts";
 
