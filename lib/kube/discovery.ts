@@ -11,9 +11,9 @@ import type { KubeRest } from "./rest.ts";
 import { hasStatus } from "./rest_types.ts";
 
 /**
- * How long an answer is reused. Short, so that a CRD installed later (the
- * VolumeSnapshot API, asked again every 10 s while a restore needs it) is
- * found by the next look as before; long enough to cover one start-up.
+ * How long an answer is reused: short, so that a CRD installed later is found
+ * within seconds (SnapshotDiscovery asks again after the same window while a
+ * restore needs the VolumeSnapshot API); long enough to cover one start-up.
  */
 export const DISCOVERY_REUSE_MS = 10_000;
 
@@ -41,7 +41,7 @@ export class Discovery {
 
   /** Whether `groupVersion` ("v1" for the core group) serves `resource`. */
   async serves(groupVersion: string, resource: string): Promise<boolean> {
-    return (await this.resources(groupVersion)).has(resource);
+    return (await this.#resources(groupVersion)).has(resource);
   }
 
   /**
@@ -49,7 +49,7 @@ export class Discovery {
    * failure is thrown and not kept; askers at the same moment share one
    * request.
    */
-  resources(groupVersion: string): Promise<ReadonlySet<string>> {
+  #resources(groupVersion: string): Promise<ReadonlySet<string>> {
     const kept = this.#answers.get(groupVersion);
     if (kept !== undefined && this.#now() - kept.at < DISCOVERY_REUSE_MS) {
       return Promise.resolve(kept.resources);

@@ -10,12 +10,16 @@
 import type { Logger } from "../log/logger.ts";
 import { SNAPSHOT_API_GROUP } from "../model/keys.ts";
 import type { Metadata, VolumeSnapshot, VolumeSnapshotContent } from "../model/objects.ts";
+import { DISCOVERY_REUSE_MS } from "./discovery.ts";
 import { Informer, type RawObject } from "./informer.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
 
 const GROUP_VERSION = `${SNAPSHOT_API_GROUP}/v1`;
-/** How often "not served" is asked again on demand. */
-const RECHECK_MS = 10_000;
+/**
+ * How often "not served" is asked again on demand: Discovery's reuse window,
+ * since a recheck sooner than that would only be handed the kept answer.
+ */
+const RECHECK_MS = DISCOVERY_REUSE_MS;
 /** Attempts of a finalizer write that meets conflicts. */
 const CONFLICT_TRIES = 3;
 
