@@ -6,6 +6,9 @@
  * - csi+watch: opens the CSI connection, calls GetPluginInfo and holds one
  *   watch of PersistentVolumeClaims, through the agent's own modules
  *   (bench/floor/csi_and_watch.ts): the least an agent must do;
+ * - csi+watch+http: that plus the metrics registry and the HTTP endpoint,
+ *   scraped once (bench/floor/csi_watch_http.ts): what the chosen HTTP and
+ *   metrics libraries add before any of the agent's own work;
  * - the agent (ours) and upstream csi-provisioner, started as bench:startup does.
  * Every start, the agents' and the floor programs', runs a fresh, synced copy
  * of the binary (page_cache.ts) with the image's environment (IMAGE_ENV).
@@ -32,7 +35,7 @@ import { summarize } from "./stats.ts";
 
 const IDLE_MS = 10_000;
 const REPO = new URL("..", import.meta.url).pathname;
-const PROGRAMS = ["hello", "csi_and_watch"] as const;
+const PROGRAMS = ["hello", "csi_and_watch", "csi_watch_http"] as const;
 type Subject = (typeof PROGRAMS)[number] | "ours" | "upstream";
 
 interface Sample {
