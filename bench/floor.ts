@@ -122,13 +122,12 @@ function table(samples: Map<Subject, Sample[]>): string {
     "|---|---|---|---|---|---|---|",
   ];
   for (const [subject, list] of samples) {
-    const pick = (key: keyof Sample) =>
-      summarize(list.map((sample) => sample[key])).median.toFixed(0);
+    // Milliseconds whole; MiB to one decimal, since the programs differ by a few MiB.
+    const pick = (key: keyof Sample, decimals = 0) =>
+      summarize(list.map((sample) => sample[key])).median.toFixed(decimals);
     rows.push(
-      `| ${subject} | ${pick("readyMs")} | ${pick("cpuMs")} | ${pick("cpuFineMs")} | ${
-        pick("rss")
-      } | ` +
-        `${pick("anonymous")} | ${pick("file")} |`,
+      `| ${subject} | ${pick("readyMs")} | ${pick("cpuMs")} | ${pick("cpuFineMs")} | ` +
+        `${pick("rss", 1)} | ${pick("anonymous", 1)} | ${pick("file", 1)} |`,
     );
   }
   return rows.join("\n");
