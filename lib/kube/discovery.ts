@@ -12,8 +12,9 @@ import { hasStatus } from "./rest_types.ts";
 
 /**
  * How long an answer is reused: short, so that a CRD installed later is found
- * within seconds (SnapshotDiscovery asks again after the same window while a
- * restore needs the VolumeSnapshot API); long enough to cover one start-up.
+ * within seconds (SnapshotDiscovery asks through this while the VolumeSnapshot
+ * API is not served, once per window however many restores ask); long enough
+ * to cover one start-up.
  */
 export const DISCOVERY_REUSE_MS = 10_000;
 

@@ -10,16 +10,10 @@
 import type { Logger } from "../log/logger.ts";
 import { SNAPSHOT_API_GROUP } from "../model/keys.ts";
 import type { Metadata, VolumeSnapshot, VolumeSnapshotContent } from "../model/objects.ts";
-import { DISCOVERY_REUSE_MS } from "./discovery.ts";
 import { Informer, type RawObject } from "./informer.ts";
 import { hasStatus, type KubeRest } from "./rest.ts";
 
 const GROUP_VERSION = `${SNAPSHOT_API_GROUP}/v1`;
-/**
- * How often "not served" is asked again on demand: Discovery's reuse window,
- * since a recheck sooner than that would only be handed the kept answer.
- */
-const RECHECK_MS = DISCOVERY_REUSE_MS;
 /** Attempts of a finalizer write that meets conflicts. */
 const CONFLICT_TRIES = 3;
 
@@ -170,25 +164,23 @@ export async function changeSnapshotFinalizer(
 /**
  * Whether the API server serves VolumeSnapshots. "Served" is final (a CRD
  * removed later makes reads fail with their own error); "not served" is
- * asked again when asked after RECHECK_MS, so that CRDs installed later are
- * found without a restart. Logs when it finds them missing and when they
- * appear.
+ * asked again at every call, so that CRDs installed later are found without
+ * a restart. The asking goes through KubeApi's discovery (discovery.ts),
+ * which keeps each answer for a few seconds and shares one request between
+ * askers at the same moment, so a run of restores sends one request. Logs
+ * when it finds them missing and when they appear.
  */
 export class SnapshotDiscovery {
   readonly #servesResource: (groupVersion: string, resource: string) => Promise<boolean>;
   readonly #logger: Logger;
-  readonly #now: () => number;
   #served: boolean | undefined;
-  #checkedAt = 0;
-  #pending: Promise<boolean> | undefined;
 
   constructor(
     servesResource: (groupVersion: string, resource: string) => Promise<boolean>,
-    options: { logger: Logger; now?: () => number },
+    options: { logger: Logger },
   ) {
     this.#servesResource = servesResource;
     this.#logger = options.logger;
-    this.#now = options.now ?? Date.now;
   }
 
   /** The last answer, without asking (undefined before the first). */
@@ -196,19 +188,10 @@ export class SnapshotDiscovery {
     return this.#served;
   }
 
-  /** Whether VolumeSnapshots are served; asks the API server when the answer may have changed. */
-  served(): Promise<boolean> {
-    if (this.#served === true) return Promise.resolve(true);
-    if (this.#served === false && this.#now() - this.#checkedAt < RECHECK_MS) {
-      return Promise.resolve(false);
-    }
-    this.#pending ??= this.#ask().finally(() => (this.#pending = undefined));
-    return this.#pending;
-  }
-
-  async #ask(): Promise<boolean> {
+  /** Whether VolumeSnapshots are served; asks the API server until they are. */
+  async served(): Promise<boolean> {
+    if (this.#served === true) return true;
     const served = await this.#servesResource(GROUP_VERSION, "volumesnapshots");
-    this.#checkedAt = this.#now();
     if (served && this.#served === false) {
       this.#logger.notice(
         "VolumeSnapshot API is now served: restoring from snapshots is available",
