@@ -13,10 +13,9 @@
 import { openCsiConnection } from "../../lib/csi/connection.ts";
 import { createHttpApp } from "../../lib/http/app.ts";
 import { createMetrics } from "../../lib/http/metrics.ts";
-import { loadCredentials } from "../../lib/kube/credentials.ts";
-import { createKubeRest } from "../../lib/kube/rest.ts";
 import { createLogger } from "../../lib/log/logger.ts";
 import { serveHttp } from "../../lib/runtime/platform.ts";
+import { holdClaimWatch } from "./claim_watch.ts";
 
 const HEALTHY = { ok: true, lines: ["floor: ok"] };
 
@@ -43,29 +42,7 @@ async function main(): Promise<void> {
   });
   await csi.call("GetPluginInfo", {});
   await serveAndScrapeOnce(metrics);
-  const credentials = await loadCredentials({ kubeconfig, master: "", env: {} });
-  const rest = createKubeRest(credentials, {
-    userAgent: "floor",
-    budget: { qps: 5, burst: 10 },
-  });
-  const signal = new AbortController().signal;
-  let opened = false;
-  void rest.stream(
-    {
-      method: "GET",
-      path: "/api/v1/persistentvolumeclaims",
-      query: { watch: true, allowWatchBookmarks: true },
-    },
-    {
-      signal,
-      inactivityMs: 600_000,
-      onLine: () => {},
-      onOpen: () => {
-        if (!opened) console.log("ready");
-        opened = true;
-      },
-    },
-  );
+  await holdClaimWatch(kubeconfig);
 }
 
 main().catch((error) => {
