@@ -143,3 +143,14 @@ Deno.test("SnapshotDiscovery asks while not served, logs once each way, and keep
   deepStrictEqual(lines.filter((line) => line.includes("is not served")).length, 1);
   deepStrictEqual(lines.filter((line) => line.includes("is now served")).length, 1);
 });
+
+Deno.test("SnapshotDiscovery logs a missing API once when restores ask at the same moment", async () => {
+  const lines: string[] = [];
+  const logger = createLogger({
+    verbosity: 2,
+    sink: { write: (line: string) => lines.push(line) },
+  });
+  const discovery = new SnapshotDiscovery(() => Promise.resolve(false), { logger });
+  deepStrictEqual(await Promise.all([discovery.served(), discovery.served()]), [false, false]);
+  strictEqual(lines.filter((line) => line.includes("is not served")).length, 1);
+});
