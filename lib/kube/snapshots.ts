@@ -183,11 +183,6 @@ export class SnapshotDiscovery {
     this.#logger = options.logger;
   }
 
-  /** The last answer, without asking (undefined before the first). */
-  get known(): boolean | undefined {
-    return this.#served;
-  }
-
   /** Whether VolumeSnapshots are served; asks the API server until they are. */
   async served(): Promise<boolean> {
     if (this.#served === true) return true;
