@@ -8,7 +8,16 @@ import { join } from "node:path";
 import { oursBinary } from "../cluster/agents.ts";
 import { REPO_ROOT } from "../cluster/drivers.ts";
 
-const SOURCES = ["main.ts", "package.json", "package-lock.json", "lib", "proto"];
+/** What the binary is built from: the code, and the build's flags and bytecode order. */
+const SOURCES = [
+  "main.ts",
+  "package.json",
+  "package-lock.json",
+  "lib",
+  "proto",
+  "deploy/image/compile.ts",
+  "deploy/image/bytecode.order",
+];
 
 function newestMtime(path: string): number {
   const stat = statSync(path);
