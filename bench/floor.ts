@@ -21,7 +21,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { bunBuildArgs } from "../deploy/image/compile.ts";
+import { bunBuildArgs, orderEntries } from "../deploy/image/compile.ts";
 import { IMAGE_ENV } from "../deploy/image/image.ts";
 import { hostPlatform } from "../deploy/image/platforms.ts";
 import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
@@ -48,13 +48,22 @@ interface Sample {
   file: number;
 }
 
-/** Compiles bench/floor/<program>.ts with the agent's build flags into outDir. */
-export async function compileFloor(program: string, outDir: string): Promise<string> {
+/**
+ * Compiles bench/floor/<program>.ts with the agent's build flags into outDir;
+ * with `bytecodeOrder`, its bytecode laid out by that order file, as the
+ * agent's is by deploy/image/bytecode.order.
+ */
+export async function compileFloor(
+  program: string,
+  outDir: string,
+  options: { bytecodeOrder?: string } = {},
+): Promise<string> {
   const outfile = join(outDir, program);
   const args = bunBuildArgs(hostPlatform(), {
     commit: "floor",
     entry: `bench/floor/${program}.ts`,
     outfile,
+    ...options,
   });
   const run = await new Deno.Command(join(REPO, "node_modules/.bin/bun"), { args, cwd: REPO })
     .output();
@@ -62,6 +71,56 @@ export async function compileFloor(program: string, outDir: string): Promise<str
     throw new Error(`bun build ${program}: ${new TextDecoder().decode(run.stderr)}`);
   }
   return outfile;
+}
+
+/** Starts a floor program on the cluster's node (its two arguments), with the image's environment. */
+function spawnFloor(binary: string, cluster: RunningCluster, env: Record<string, string> = {}) {
+  const node = cluster.nodes[0]!;
+  return new Deno.Command(binary, {
+    args: [node.csiEndpoint.replace(/^unix:\/\//, ""), cluster.kubeconfigPath],
+    // The environment the image gives the agent, as the harness gives every agent it starts.
+    env: { ...IMAGE_ENV, ...env },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+}
+
+/** Reads the program's output until its "ready" line. */
+async function untilReady(child: Deno.ChildProcess, binary: string): Promise<void> {
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("ready")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${binary} ended before it was ready`);
+    text += value;
+  }
+  reader.releaseLock();
+}
+
+/**
+ * The program compiled as the agent is: once without an order, started until
+ * ready and stopped with SIGTERM (on which Bun writes the order its start ran
+ * its functions in, BUN_BYTECODE_ORDER_OUT), then again with that order. So
+ * each floor row pays for its bytecode's layout as the agent's row does.
+ */
+async function compileOrderedFloor(
+  program: string,
+  options: { outDir: string; cluster: RunningCluster },
+): Promise<string> {
+  const plainDir = join(options.outDir, "unordered");
+  await Deno.mkdir(plainDir, { recursive: true });
+  const plain = await compileFloor(program, plainDir);
+  const bytecodeOrder = join(options.outDir, `${program}.order`);
+  const child = spawnFloor(plain, options.cluster, { BUN_BYTECODE_ORDER_OUT: bytecodeOrder });
+  try {
+    await untilReady(child, plain);
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await child.stdout.cancel().catch(() => {});
+  }
+  orderEntries(await Deno.readTextFile(bytecodeOrder));
+  return await compileFloor(program, options.outDir, { bytecodeOrder });
 }
 
 async function idleSample(
@@ -79,30 +138,16 @@ async function idleSample(
  * come from the same page-cache state.
  */
 async function measureProgram(built: string, cluster: RunningCluster): Promise<Sample> {
-  const node = cluster.nodes[0]!;
   const binary = await freshCopy(built, `${cluster.dir}/floor-binaries`);
   const started = performance.now();
-  const child = new Deno.Command(binary, {
-    args: [node.csiEndpoint.replace(/^unix:\/\//, ""), cluster.kubeconfigPath],
-    // The environment the image gives the agent, as the harness gives every agent it starts.
-    env: IMAGE_ENV,
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
+  const child = spawnFloor(binary, cluster);
   try {
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    while (!text.includes("ready")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`${binary} ended before it was ready`);
-      text += value;
-    }
+    await untilReady(child, binary);
     const ready = {
       readyMs: performance.now() - started,
       cpuMs: cpuSeconds(child.pid) * 1000,
       cpuFineMs: cpuSecondsFine(child.pid) * 1000,
     };
-    reader.releaseLock();
     return await idleSample(child.pid, ready);
   } finally {
     child.kill("SIGKILL");
@@ -138,18 +183,19 @@ async function main(): Promise<void> {
   const runs = Number(values.runs ?? 5);
   const log = (line: string) => console.error(line);
   const outDir = await Deno.makeTempDir({ prefix: "bench-floor-" });
-  const binaries = Object.fromEntries(
-    await Promise.all(PROGRAMS.map(async (p) => [p, await compileFloor(p, outDir)] as const)),
-  );
   const machine = machineInfo();
   const agents = await describeBenchBinaries(log);
   const cluster = await startEmptyCluster(log);
+  const binaries: Record<string, string> = {};
   const samples = new Map<Subject, Sample[]>();
   const add = (subject: Subject, sample: Sample) => {
     log(`[floor] ${subject}: ${JSON.stringify(sample)}`);
     samples.set(subject, [...samples.get(subject) ?? [], sample]);
   };
   try {
+    for (const program of PROGRAMS) {
+      binaries[program] = await compileOrderedFloor(program, { outDir, cluster });
+    }
     for (let run = 0; run < runs; run++) {
       for (const program of PROGRAMS) {
         add(program, await measureProgram(binaries[program]!, cluster));

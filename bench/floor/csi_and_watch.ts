@@ -11,6 +11,8 @@ import { createLogger } from "../../lib/log/logger.ts";
 import { holdClaimWatch } from "./claim_watch.ts";
 
 async function main(): Promise<void> {
+  // As hello.ts: SIGTERM ends it as an exit, on which Bun writes its bytecode order.
+  process.on("SIGTERM", () => process.exit(0));
   const [address = "", kubeconfig = ""] = process.argv.slice(2);
   const logger = createLogger({ verbosity: 0 });
   const csi = openCsiConnection(address, { timeoutMs: 10_000, logger });

@@ -32,6 +32,8 @@ async function serveAndScrapeOnce(metrics: ReturnType<typeof createMetrics>): Pr
 }
 
 async function main(): Promise<void> {
+  // As hello.ts: SIGTERM ends it as an exit, on which Bun writes its bytecode order.
+  process.on("SIGTERM", () => process.exit(0));
   const [address = "", kubeconfig = ""] = process.argv.slice(2);
   const logger = createLogger({ verbosity: 0 });
   const metrics = createMetrics();
