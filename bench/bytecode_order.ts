@@ -13,14 +13,14 @@
  * enough of the code has changed).
  */
 import { join } from "node:path";
-import { bunBuildArgs, BYTECODE_ORDER_FILE, orderEntries } from "../deploy/image/compile.ts";
-import { hostPlatform } from "../deploy/image/platforms.ts";
+import { BYTECODE_ORDER_FILE, orderEntries } from "../deploy/image/compile.ts";
 import { startCluster } from "../tests/cluster/cluster.ts";
 import { freeLoopbackPort } from "../tests/cluster/ports.ts";
 import type { RunningCluster } from "../tests/cluster/running_cluster.ts";
 import { waitFor } from "../tests/cluster/wait.ts";
 import { deployedAgentArgs, waitAgentReady } from "../tests/deploy/apply.ts";
 import { DEPLOY_DIR, parseObjects } from "../tests/deploy/render.ts";
+import { compileWithAgentFlags } from "./floor.ts";
 import { createBenchNamespace, createSelectedClaims } from "./workload.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
@@ -29,15 +29,6 @@ const NODE = "node-a";
 /** Enough for the work queue, the journal and Events to run as they do under load. */
 const CLAIMS = 20;
 const STEP_TIMEOUT_MS = 120_000;
-
-async function compileWithoutOrder(dir: string): Promise<string> {
-  const outfile = join(dir, "csi-node-provisioner");
-  const args = bunBuildArgs(hostPlatform(), { commit: "bytecode-order", outfile });
-  const run = await new Deno.Command(join(REPO, "node_modules/.bin/bun"), { args, cwd: REPO })
-    .output();
-  if (!run.success) throw new Error(`bun build: ${new TextDecoder().decode(run.stderr)}`);
-  return outfile;
-}
 
 async function claimsBound(cluster: RunningCluster): Promise<boolean> {
   const claims = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
@@ -86,7 +77,10 @@ async function main(): Promise<void> {
   const log = (line: string) => console.error(line);
   const dir = await Deno.makeTempDir({ prefix: "bytecode-order-" });
   try {
-    const binary = await compileWithoutOrder(dir);
+    const binary = await compileWithAgentFlags("main.ts", {
+      outfile: join(dir, "csi-node-provisioner"),
+      commit: "bytecode-order",
+    });
     const orderOut = join(dir, "bytecode.order");
     const cluster = await startCluster({
       nodes: 1,

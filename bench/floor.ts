@@ -49,28 +49,34 @@ interface Sample {
 }
 
 /**
- * Compiles bench/floor/<program>.ts with the agent's build flags into outDir;
- * with `bytecodeOrder`, its bytecode laid out by that order file, as the
- * agent's is by deploy/image/bytecode.order.
+ * Compiles `entry` (a path from the repository's root) with the agent's build
+ * flags into `options.outfile`; with `bytecodeOrder`, its bytecode laid out by
+ * that order file, as the agent's is by deploy/image/bytecode.order.
  */
-export async function compileFloor(
+export async function compileWithAgentFlags(
+  entry: string,
+  options: { outfile: string; commit: string; bytecodeOrder?: string },
+): Promise<string> {
+  const args = bunBuildArgs(hostPlatform(), { entry, ...options });
+  const run = await new Deno.Command(join(REPO, "node_modules/.bin/bun"), { args, cwd: REPO })
+    .output();
+  if (!run.success) {
+    throw new Error(`bun build ${entry}: ${new TextDecoder().decode(run.stderr)}`);
+  }
+  return options.outfile;
+}
+
+/** Compiles bench/floor/<program>.ts with the agent's build flags into outDir. */
+export function compileFloor(
   program: string,
   outDir: string,
   options: { bytecodeOrder?: string } = {},
 ): Promise<string> {
-  const outfile = join(outDir, program);
-  const args = bunBuildArgs(hostPlatform(), {
+  return compileWithAgentFlags(`bench/floor/${program}.ts`, {
+    outfile: join(outDir, program),
     commit: "floor",
-    entry: `bench/floor/${program}.ts`,
-    outfile,
     ...options,
   });
-  const run = await new Deno.Command(join(REPO, "node_modules/.bin/bun"), { args, cwd: REPO })
-    .output();
-  if (!run.success) {
-    throw new Error(`bun build ${program}: ${new TextDecoder().decode(run.stderr)}`);
-  }
-  return outfile;
 }
 
 /** Starts a floor program on the cluster's node (its two arguments), with the image's environment. */
