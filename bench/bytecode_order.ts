@@ -42,11 +42,19 @@ async function volumesGone(cluster: RunningCluster): Promise<boolean> {
   return (await cluster.admin.core.listPersistentVolume()).items.length === 0;
 }
 
-/** Runs the agent through a claim's whole life; resolves once it exited, the file written. */
-async function recordOnCluster(
-  cluster: RunningCluster,
-  run: { binary: string; orderOut: string },
-): Promise<void> {
+/**
+ * What a recording runs: `binary` takes the agent's command line; without
+ * `deletesVolumes` (the per-claim floor program, which only provisions) the
+ * run ends once every claim is Bound.
+ */
+export interface OrderRecording {
+  binary: string;
+  orderOut: string;
+  deletesVolumes: boolean;
+}
+
+/** Runs the binary through a claim's life; resolves once it exited, the file written. */
+async function recordOnCluster(cluster: RunningCluster, run: OrderRecording): Promise<void> {
   const daemonSet = await Deno.readTextFile(join(DEPLOY_DIR, "daemonset.yaml"));
   const httpPort = freeLoopbackPort();
   const agent = await cluster.startAgent(NODE, {
@@ -65,12 +73,41 @@ async function recordOnCluster(
   });
   const timeoutMs = STEP_TIMEOUT_MS;
   await waitFor(() => claimsBound(cluster), { description: "every claim Bound", timeoutMs });
-  await cluster.admin.core.deleteCollectionNamespacedPersistentVolumeClaim({
-    namespace: NAMESPACE,
-  });
-  await waitFor(() => volumesGone(cluster), { description: "every PV deleted", timeoutMs });
+  if (run.deletesVolumes) {
+    await cluster.admin.core.deleteCollectionNamespacedPersistentVolumeClaim({
+      namespace: NAMESPACE,
+    });
+    await waitFor(() => volumesGone(cluster), { description: "every PV deleted", timeoutMs });
+  }
   const status = await agent.stop();
   if (!status.success) throw new Error(`the agent exited with ${status.code} on SIGTERM`);
+}
+
+/**
+ * Records the order `run.binary` first runs its functions in, into
+ * `run.orderOut`, on a fresh one-node cluster; returns its entries.
+ */
+export async function recordBytecodeOrder(
+  run: OrderRecording,
+  log: (line: string) => void,
+): Promise<string[]> {
+  const cluster = await startCluster({
+    nodes: 1,
+    driver: "test",
+    driverOptions: { logLevel: "warn" },
+    storageCapacity: true,
+    agent: "none",
+    log,
+  });
+  try {
+    await recordOnCluster(cluster, run);
+  } catch (error) {
+    log(await cluster.tailLogs(20));
+    throw error;
+  } finally {
+    await cluster.stop();
+  }
+  return orderEntries(await Deno.readTextFile(run.orderOut));
 }
 
 async function main(): Promise<void> {
@@ -82,25 +119,8 @@ async function main(): Promise<void> {
       commit: "bytecode-order",
     });
     const orderOut = join(dir, "bytecode.order");
-    const cluster = await startCluster({
-      nodes: 1,
-      driver: "test",
-      driverOptions: { logLevel: "warn" },
-      storageCapacity: true,
-      agent: "none",
-      log,
-    });
-    try {
-      await recordOnCluster(cluster, { binary, orderOut });
-    } catch (error) {
-      log(await cluster.tailLogs(20));
-      throw error;
-    } finally {
-      await cluster.stop();
-    }
-    const text = await Deno.readTextFile(orderOut);
-    const entries = orderEntries(text);
-    await Deno.writeTextFile(join(REPO, BYTECODE_ORDER_FILE), text);
+    const entries = await recordBytecodeOrder({ binary, orderOut, deletesVolumes: true }, log);
+    await Deno.copyFile(orderOut, join(REPO, BYTECODE_ORDER_FILE));
     log(
       `${BYTECODE_ORDER_FILE}: ${entries.length} functions and modules in the order they first ran`,
     );

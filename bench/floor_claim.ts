@@ -17,22 +17,35 @@ import { join } from "node:path";
 import { BURST, DEFAULT_BUDGET } from "./burst.ts";
 import { parseBenchArgs, runScenarios } from "./cli.ts";
 import { FLEET } from "./fleet.ts";
+import { recordBytecodeOrder } from "./bytecode_order.ts";
 import { compileFloor } from "./floor.ts";
 import { selectScenarios } from "./main.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
 const NOTE = 'Here "ours" is NOT the agent: it is the per-claim floor program ' +
-  "(bench/floor/per_claim.ts, compiled with the agent's build flags): the agent's watches, " +
+  "(bench/floor/per_claim.ts, compiled as the agent is, bytecode order included): the agent's watches, " +
   "CreateVolume, the PV and the two Events through the agent's own transport modules, " +
   "and nothing else (no decisions, journal, metrics, logs or work queue; a failed claim is " +
   "tried again after a second; with --enable-capacity, one CSIStorageCapacity per class " +
   "written at start and never updated).";
 
+/** The program compiled once without an order, recorded through claims, compiled with it. */
+async function compileOrderedPerClaim(outDir: string): Promise<string> {
+  const plainDir = join(outDir, "unordered");
+  await Deno.mkdir(plainDir, { recursive: true });
+  const binary = await compileFloor("per_claim", plainDir);
+  const orderOut = join(outDir, "per_claim.order");
+  const log = (line: string) => console.error(line);
+  const entries = await recordBytecodeOrder({ binary, orderOut, deletesVolumes: false }, log);
+  log(`per_claim: ${entries.length} functions and modules in its recorded order`);
+  return await compileFloor("per_claim", outDir, { bytecodeOrder: orderOut });
+}
+
 if (import.meta.main) {
   const outDir = await Deno.makeTempDir({ prefix: "bench-floor-claim-" });
   try {
     // tests/cluster/agents.ts oursBinary() reads this when each agent starts.
-    Deno.env.set("CSI_NODE_PROVISIONER_BIN", await compileFloor("per_claim", outDir));
+    Deno.env.set("CSI_NODE_PROVISIONER_BIN", await compileOrderedPerClaim(outDir));
     const defaults = ["--results", join(REPO, "bench/results/floor_claim.md")];
     const scenarios = selectScenarios(parseBenchArgs(Deno.args).scenarios, {
       from: [BURST, DEFAULT_BUDGET, FLEET],

@@ -284,6 +284,8 @@ async function main(): Promise<void> {
     console.log("per-claim floor program (bench/floor/per_claim.ts)");
     return;
   }
+  // As the agent: SIGTERM ends it as an exit, on which Bun writes its bytecode order.
+  process.on("SIGTERM", () => process.exit(0));
   const node = process.env["NODE_NAME"] ?? "";
   serveHttp(options.get("http-endpoint") ?? "127.0.0.1:0", () => new Response("ok\n"));
   const context = await connect(options, node);
