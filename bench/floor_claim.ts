@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { BURST, DEFAULT_BUDGET } from "./burst.ts";
 import { parseBenchArgs, runScenarios } from "./cli.ts";
 import { FLEET } from "./fleet.ts";
-import { recordBytecodeOrder } from "./bytecode_order.ts";
+import { recordBytecodeOrder } from "../tests/deploy/bytecode_recording.ts";
 import { compileFloor } from "./floor.ts";
 import { selectScenarios } from "./main.ts";
 
