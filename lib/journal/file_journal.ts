@@ -1,18 +1,18 @@
 /**
  * A journal in one file on the node's disk (format.ts): each change is
- * appended as a line and fdatasynced, and once the file has grown past
+ * appended as a line, on disk when the write returns (O_DSYNC), and once the file has grown past
  * twice its live entries (and at least `compactBytes`) the live entries are
  * written to a new file that replaces it atomically (journal_file.ts). So
  * after a crash at any instant the file holds the state before the change or
  * the one after. Changes made while a write is running are committed
- * together by the next write (one fdatasync for many), and a record resolves
+ * together by the next write (one durable write for many), and a record resolves
  * only once a write that includes it is on disk.
  *
  * A clear is not written on its own at once: it goes to disk with the next
  * record's write, or after `clearDelayMs` when none comes, or at close. An
  * entry still on disk after its clear is harmless: settling it after a crash
  * finds the volume held by its PV, or deletes it again (both idempotent). So
- * a claim costs one fdatasync'd append instead of two when claims keep coming.
+ * a claim costs one durable append instead of two when claims keep coming.
  *
  * A missing file is created (and its directory). A file that cannot be read
  * as a journal is renamed `<file>.corrupt-<time>` with one Warning log line
