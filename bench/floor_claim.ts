@@ -14,10 +14,10 @@
  *     (default 3 runs each, bench/results/floor_claim.md)
  */
 import { join } from "node:path";
+import { recordBytecodeOrder } from "../tests/deploy/bytecode_recording.ts";
 import { BURST, DEFAULT_BUDGET } from "./burst.ts";
 import { parseBenchArgs, runScenarios } from "./cli.ts";
 import { FLEET } from "./fleet.ts";
-import { recordBytecodeOrder } from "../tests/deploy/bytecode_recording.ts";
 import { compileFloor } from "./floor.ts";
 import { selectScenarios } from "./main.ts";
 

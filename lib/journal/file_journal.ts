@@ -1,12 +1,13 @@
 /**
  * A journal in one file on the node's disk (format.ts): each change is
- * appended as a line, on disk when the write returns (O_DSYNC), and once the file has grown past
- * twice its live entries (and at least `compactBytes`) the live entries are
- * written to a new file that replaces it atomically (journal_file.ts). So
- * after a crash at any instant the file holds the state before the change or
- * the one after. Changes made while a write is running are committed
- * together by the next write (one durable write for many), and a record resolves
- * only once a write that includes it is on disk.
+ * appended as a line, on disk when the write returns (O_DSYNC), and once
+ * the file has grown past twice its live entries (and at least
+ * `compactBytes`) the live entries are written to a new file that replaces
+ * it atomically (journal_file.ts). So after a crash at any instant the file
+ * holds the state before the change or the one after. Changes made while a
+ * write is running are committed together by the next write (one durable
+ * write for many), and a record resolves only once a write that includes it
+ * is on disk.
  *
  * A clear is not written on its own at once: it goes to disk with the next
  * record's write, or after `clearDelayMs` when none comes, or at close. An
