@@ -67,7 +67,7 @@ export async function compileWithAgentFlags(
 }
 
 /** Compiles bench/floor/<program>.ts with the agent's build flags into outDir. */
-export function compileFloor(
+function compileFloor(
   program: string,
   outDir: string,
   options: { bytecodeOrder?: string } = {},
@@ -104,29 +104,37 @@ async function untilReady(child: Deno.ChildProcess, binary: string): Promise<voi
 }
 
 /**
- * The program compiled as the agent is: once without an order, started until
- * ready and stopped with SIGTERM (on which Bun writes the order its start ran
- * its functions in, BUN_BYTECODE_ORDER_OUT), then again with that order. So
- * each floor row pays for its bytecode's layout as the agent's row does.
+ * Compiles bench/floor/<program>.ts as the agent is: once without an order,
+ * run by `record` (which must leave Bun's order file, BUN_BYTECODE_ORDER_OUT,
+ * at `orderOut`), then again with that order. So each floor row pays for its
+ * bytecode's layout as the agent's row does.
  */
-async function compileOrderedFloor(
+export async function compileOrderedFloor(
   program: string,
-  options: { outDir: string; cluster: RunningCluster },
+  options: { outDir: string; record: (binary: string, orderOut: string) => Promise<unknown> },
 ): Promise<string> {
   const plainDir = join(options.outDir, "unordered");
   await Deno.mkdir(plainDir, { recursive: true });
   const plain = await compileFloor(program, plainDir);
   const bytecodeOrder = join(options.outDir, `${program}.order`);
-  const child = spawnFloor(plain, options.cluster, { BUN_BYTECODE_ORDER_OUT: bytecodeOrder });
+  await options.record(plain, bytecodeOrder);
+  orderEntries(await Deno.readTextFile(bytecodeOrder));
+  return await compileFloor(program, options.outDir, { bytecodeOrder });
+}
+
+/** A floor program's start until ready, stopped with SIGTERM, on which Bun writes its order. */
+async function recordStart(
+  binary: string,
+  options: { cluster: RunningCluster; orderOut: string },
+): Promise<void> {
+  const child = spawnFloor(binary, options.cluster, { BUN_BYTECODE_ORDER_OUT: options.orderOut });
   try {
-    await untilReady(child, plain);
+    await untilReady(child, binary);
   } finally {
     child.kill("SIGTERM");
     await child.status;
     await child.stdout.cancel().catch(() => {});
   }
-  orderEntries(await Deno.readTextFile(bytecodeOrder));
-  return await compileFloor(program, options.outDir, { bytecodeOrder });
 }
 
 async function idleSample(
@@ -200,7 +208,10 @@ async function main(): Promise<void> {
   };
   try {
     for (const program of PROGRAMS) {
-      binaries[program] = await compileOrderedFloor(program, { outDir, cluster });
+      binaries[program] = await compileOrderedFloor(program, {
+        outDir,
+        record: (binary, orderOut) => recordStart(binary, { cluster, orderOut }),
+      });
     }
     for (let run = 0; run < runs; run++) {
       for (const program of PROGRAMS) {

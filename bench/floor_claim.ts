@@ -18,7 +18,7 @@ import { recordBytecodeOrder } from "../tests/deploy/bytecode_recording.ts";
 import { BURST, DEFAULT_BUDGET } from "./burst.ts";
 import { parseBenchArgs, runScenarios } from "./cli.ts";
 import { FLEET } from "./fleet.ts";
-import { compileFloor } from "./floor.ts";
+import { compileOrderedFloor } from "./floor.ts";
 import { selectScenarios } from "./main.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
@@ -29,16 +29,14 @@ const NOTE = 'Here "ours" is NOT the agent: it is the per-claim floor program ' 
   "tried again after a second; with --enable-capacity, one CSIStorageCapacity per class " +
   "written at start and never updated).";
 
-/** The program compiled once without an order, recorded through claims, compiled with it. */
-async function compileOrderedPerClaim(outDir: string): Promise<string> {
-  const plainDir = join(outDir, "unordered");
-  await Deno.mkdir(plainDir, { recursive: true });
-  const binary = await compileFloor("per_claim", plainDir);
-  const orderOut = join(outDir, "per_claim.order");
+/** The per-claim program's order comes from a run through claims, as the agent's does. */
+function compileOrderedPerClaim(outDir: string): Promise<string> {
   const log = (line: string) => console.error(line);
-  const entries = await recordBytecodeOrder({ binary, orderOut, deletesVolumes: false }, log);
-  log(`per_claim: ${entries.length} functions and modules in its recorded order`);
-  return await compileFloor("per_claim", outDir, { bytecodeOrder: orderOut });
+  return compileOrderedFloor("per_claim", {
+    outDir,
+    record: (binary, orderOut) =>
+      recordBytecodeOrder({ binary, orderOut, deletesVolumes: false }, log),
+  });
 }
 
 if (import.meta.main) {
