@@ -23,8 +23,8 @@ import { selectScenarios } from "./main.ts";
 
 const REPO = new URL("..", import.meta.url).pathname;
 const NOTE = 'Here "ours" is NOT the agent: it is the per-claim floor program ' +
-  "(bench/floor/per_claim.ts, compiled as the agent is, bytecode order included): the agent's watches, " +
-  "CreateVolume, the PV and the two Events through the agent's own transport modules, " +
+  "(bench/floor/per_claim.ts, compiled as the agent is, bytecode order included): " +
+  "the agent's watches, CreateVolume, the PV and the two Events through the agent's own transport modules, " +
   "and nothing else (no decisions, journal, metrics, logs or work queue; a failed claim is " +
   "tried again after a second; with --enable-capacity, one CSIStorageCapacity per class " +
   "written at start and never updated).";

@@ -33,15 +33,16 @@ const JIT_POLICY = 256;
 /**
  * The order in which the agent first runs its functions, recorded from a
  * start of the agent on a test cluster (start-up, claims provisioned and
- * deleted, shutdown) by `deno task bytecode-order` (bench/bytecode_order.ts).
- * `--bytecode-order` lays the executable's bytecode out in that order, so a
- * start pages in the bytecode it runs and little beside it: 64.1-64.2 against
- * 66.7-66.8 MiB of RSS 10 s after ready (45.8-45.9 against 48.4-48.5 MiB of
- * the executable's pages; 3 alternating rounds of 3 starts, bench/README.md),
- * with no change in CPU. Its entries are hashes of functions, so an order recorded from an
- * older tree still places every function that has not changed since; an
- * entry no function matches places nothing (tests/e2e/bytecode_order_test.ts
- * checks that it still names the functions the binary loads).
+ * deleted, shutdown) by `deno task bytecode-order` (bench/bytecode_order.ts,
+ * through tests/deploy/bytecode_recording.ts). `--bytecode-order` lays the
+ * executable's bytecode out in that order, so a start pages in the bytecode
+ * it runs and little beside it: 64.1-64.2 against 66.7-66.8 MiB of RSS 10 s
+ * after ready (45.8-45.9 against 48.4-48.5 MiB of the executable's pages; 3
+ * alternating rounds of 3 starts, bench/README.md), with no change in CPU.
+ * Its entries are hashes of functions, so an order recorded from an older
+ * tree still places every function that has not changed since; an entry no
+ * function matches places nothing (tests/e2e/bytecode_order_test.ts checks
+ * that it still names the functions the binary loads and runs).
  */
 export const BYTECODE_ORDER_FILE = "deploy/image/bytecode.order";
 
