@@ -24,18 +24,20 @@ import { selectScenarios } from "./main.ts";
 const REPO = new URL("..", import.meta.url).pathname;
 const NOTE = 'Here "ours" is NOT the agent: it is the per-claim floor program ' +
   "(bench/floor/per_claim.ts, compiled as the agent is, bytecode order included): " +
-  "the agent's watches, CreateVolume, the PV and the two Events through the agent's own transport modules, " +
-  "and nothing else (no decisions, journal, metrics, logs or work queue; a failed claim is " +
-  "tried again after a second; with --enable-capacity, one CSIStorageCapacity per class " +
-  "written at start and never updated).";
+  "the agent's watches, CreateVolume, the PV and the two Events through the agent's own " +
+  "transport modules, and nothing else (no decisions, journal, metrics, logs or work queue; " +
+  "a failed claim is tried again after a second; with --enable-capacity, one " +
+  "CSIStorageCapacity per class written at start and never updated).";
 
 /** The per-claim program's order comes from a run through claims, as the agent's does. */
 function compileOrderedPerClaim(outDir: string): Promise<string> {
   const log = (line: string) => console.error(line);
   return compileOrderedFloor("per_claim", {
     outDir,
-    record: (binary, orderOut) =>
-      recordBytecodeOrder({ binary, orderOut, deletesVolumes: false }, log),
+    record: async (binary, orderOut) => {
+      const entries = await recordBytecodeOrder({ binary, orderOut, deletesVolumes: false }, log);
+      log(`per_claim: ${entries.length} functions and modules in its recorded order`);
+    },
   });
 }
 
