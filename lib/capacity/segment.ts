@@ -30,8 +30,3 @@ export function selectsSegment(selector: LabelSelector | undefined, segment: Seg
   if (keys.length !== Object.keys(segment).length) return false;
   return keys.every((key) => Object.hasOwn(segment, key) && segment[key] === labels[key]);
 }
-
-/** "key=value,key2=value2" for logs. */
-export function formatSegment(segment: Segments): string {
-  return Object.entries(sortedSegment(segment)).map(([key, value]) => `${key}=${value}`).join(",");
-}

@@ -70,21 +70,6 @@ export function parseGoDuration(text: string): Parsed<number> {
   return ok(sign * total);
 }
 
-/** Formats milliseconds the way Go's Duration.String() does for whole units, e.g. 90000 → "1m30s". */
-export function formatGoDuration(ms: number): string {
-  if (ms === 0) return "0s";
-  const sign = ms < 0 ? "-" : "";
-  let rest = Math.abs(ms);
-  if (rest < 1000) return `${sign}${rest}ms`;
-  const hours = Math.floor(rest / 3_600_000);
-  rest -= hours * 3_600_000;
-  const minutes = Math.floor(rest / 60_000);
-  rest -= minutes * 60_000;
-  const seconds = rest / 1000;
-  const head = hours > 0 ? `${hours}h${minutes}m` : minutes > 0 ? `${minutes}m` : "";
-  return `${sign}${head}${seconds}s`;
-}
-
 /**
  * A comma-separated list of `key<sep>value` pairs, as component-base's
  * MapStringBool (`A=true,B=false`) and csi-lib-utils' label flag (`k:v`) take.

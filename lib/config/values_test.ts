@@ -1,6 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
 import {
-  formatGoDuration,
   parseGoBool,
   parseGoDuration,
   parseGoFloat,
@@ -33,13 +32,6 @@ Deno.test("parseGoDuration() rejects durations Go rejects, with Go's message", (
   for (const text of ["", "abc", "1x", "s", "1m30", "--1s"]) {
     deepStrictEqual(parseGoDuration(text).ok, false, text);
   }
-});
-
-Deno.test("formatGoDuration() prints defaults the way Go does", () => {
-  deepStrictEqual(
-    [0, 500, 1000, 10_000, 60_000, 90_000, 300_000, 3_600_000, 3_723_000].map(formatGoDuration),
-    ["0s", "500ms", "1s", "10s", "1m0s", "1m30s", "5m0s", "1h0m0s", "1h2m3s"],
-  );
 });
 
 Deno.test("parseGoBool() accepts exactly strconv.ParseBool's spellings", () => {

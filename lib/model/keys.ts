@@ -7,7 +7,6 @@ export const ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner
 export const ANN_BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner";
 export const ANN_MIGRATED_TO = "pv.kubernetes.io/migrated-to";
 export const ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node";
-export const ANN_ALPHA_SELECTED_NODE = "volume.alpha.kubernetes.io/selected-node";
 export const ANN_BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class";
 export const ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by";
 export const ANN_DELETION_SECRET_NAME = "volume.kubernetes.io/provisioner-deletion-secret-name";
