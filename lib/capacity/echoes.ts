@@ -1,7 +1,7 @@
 /**
  * Write echoes: the publisher never puts the result of its own write into
- * the cache (upstream's race lesson, #554: a cached copy that the watch then
- * overwrites with an older one). Instead, the worker that wrote waits, still
+ * the cache (a cached copy of a write can be overwritten by the watch with an
+ * older one, a race upstream's publisher had). Instead, the worker that wrote waits, still
  * holding its key, until the informer has delivered the write back. A second
  * sync of the same class therefore always starts from a cache that holds its
  * previous write: no Conflict from a stale resourceVersion, no duplicate from

@@ -1,5 +1,5 @@
 /**
- * The Immediate binding race as the cluster shows it (issue 17): before a
+ * The Immediate binding race as the cluster shows it: before a
  * node is selected, which nodes the class's allowedTopologies allow and which
  * of those publish room for the request; the race's Warning when nobody can
  * take the claim; once `selected-node` is set, the winner. Which nodes may

@@ -241,8 +241,8 @@ export class EventSender {
   /**
    * Unique per Event of this process: a random prefix drawn once (so that a
    * restarted agent, or another node's, does not reuse names) and a count.
-   * client-go names an Event `<object>.<UnixNano in hex>`; eight random bytes
-   * per Event were 0.4% of a burst's profile.
+   * client-go names an Event `<object>.<UnixNano in hex>`; a count needs no
+   * random bytes per Event.
    */
   #nameSuffix(): string {
     this.#namePrefix ??= randomBytes(6).toString("hex");

@@ -48,10 +48,9 @@ export class InformerUnion<T> {
   }
 
   /**
-   * Counted without building the merged map (readiness asks every second,
-   * and a merged copy of a node's PVs at each ask was 0.9% of a burst's
-   * profile): the first part whole, then each later part's keys that no
-   * earlier part holds (an object is in two parts only while its labels move).
+   * Counted without building the merged map, since readiness asks every
+   * second: the first part whole, then each later part's keys that no earlier
+   * part holds (an object is in two parts only while its labels move).
    */
   get size(): number {
     const parts = this.#parts;

@@ -29,9 +29,9 @@ function metadata(raw: Raw): Metadata {
 }
 
 /**
- * The parsed annotations themselves unless kubectl's copy is among them: a
- * copy of every object's annotations was 1.4% of a default-budget profile,
- * and nothing else uses the parsed event.
+ * The parsed annotations themselves unless kubectl's copy is among them:
+ * nothing else uses the parsed event, so copying every object's annotations
+ * would be work for nothing.
  */
 function withoutLastApplied(annotations: Record<string, string>): Record<string, string> {
   if (!Object.hasOwn(annotations, LAST_APPLIED)) return annotations;

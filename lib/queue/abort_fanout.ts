@@ -1,12 +1,10 @@
 /**
  * Callbacks run when a signal aborts, on one listener per signal. Workers
- * wait for a key, and the REST client sends each request and the CSI client
- * makes each call, under the same long-lived signal (the agent's shutdown):
- * adding and removing a listener each time took 4.7% of the agent's
- * JavaScript time in a burst of 1000 claims (Bun's addEventListener and
- * removeEventListener). Here a subscription is an entry in a set; the
- * signal's one listener runs those left when it aborts. Held per user (a
- * queue, a client): no module state.
+ * wait for a key, and the REST and CSI clients make each request, under the
+ * same long-lived signal (the agent's shutdown), so adding and removing an
+ * event listener per wait would cost more than the wait's own work. Here a
+ * subscription is an entry in a set; the signal's one listener runs those
+ * left when it aborts. Held per user (a queue, a client): no module state.
  */
 
 /** Cancels a subscription; calling it after the abort, or twice, does nothing. */

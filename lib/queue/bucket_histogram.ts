@@ -1,12 +1,11 @@
 /**
  * A prom-client Histogram whose series are counted in plain arrays. The work
- * queues observe two durations per key; prom-client's observe() converts,
- * validates and hashes its labels object on every call, which took 2.4% of
- * the agent's JavaScript time in a burst of 1000 claims (its counters and
- * gauges as much again). Here a series is looked up once, observe() is a
- * bucket search and three additions, and the exposition is built when the
- * registry is scraped, in the shape prom-client's own Histogram produces
- * (bucket_histogram_test.ts compares the two on the same observations).
+ * queues observe two durations per key, and prom-client's observe() converts,
+ * validates and hashes its labels object on every call. Here a series is
+ * looked up once, observe() is a bucket search and three additions, and the
+ * exposition is built when the registry is scraped, in the shape
+ * prom-client's own Histogram produces (bucket_histogram_test.ts compares the
+ * two on the same observations).
  */
 import {
   Histogram,

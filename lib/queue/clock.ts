@@ -16,13 +16,10 @@ export interface Clock {
  * Wall time: performance.now() is monotonic, so NTP steps do not shift delays.
  *
  * A delay is rounded up to whole milliseconds: setTimeout truncates a
- * fractional one (measured: 82 of 100 timers of 20–25 ms fired before their
- * delay in Bun, 68 in Node), and the delays here are fractional, computed
- * from performance.now(). The token bucket's and the delayed adds' timers
- * then woke before their token or key was due, found nothing to do, and
- * woke again for the remaining fraction of a millisecond: a second wake-up
- * of the event loop for most tokens (338 timer callbacks for 200 tokens at
- * --kube-api-qps=5).
+ * fractional one, and the delays here are fractional, computed from
+ * performance.now(). Without the rounding a timer would often wake just
+ * before its token or key was due, find nothing to do, and wake the event
+ * loop a second time for the remaining fraction of a millisecond.
  */
 export const realClock: Clock = {
   now: () => performance.now(),

@@ -6,44 +6,24 @@
  * Why collect: Go's runtime forces a collection when none ran for two
  * minutes (runtime/proc.go, forcegcperiod), so upstream's heap follows its
  * live data. JavaScriptCore (Bun's engine) has no such bound: on a small,
- * steady heap its eden collections keep up while the old generation grows
- * until the heap passes a size proportional to what survived the last full
- * collection, which can take half an hour. Meanwhile RSS follows the
- * garbage, not the live data (measured: a 1 claim/s churn grew the heap
- * 12 → 27 MiB over 17 minutes before one full collection brought it back).
- * A full collection takes tens of milliseconds (measured: 53 and 23 ms in
- * an agent holding 250 and 500 claims of its node, on a busy 2-core
- * machine), so once in 2 minutes costs under 0.05% of a core, and the pause
- * is far below anything liveness would notice.
+ * steady heap its old generation can grow for half an hour before a full
+ * collection, and RSS follows the garbage instead of the live data. A full
+ * collection takes tens of milliseconds, far below anything liveness notices.
  *
- * Why shrink: with the heap flat, RSS still crept up under that churn
- * (6.3% over 30 minutes, 13.7 MiB/h) in two places a collection does not
- * reach: JIT-compiled code (3.4 → 4.1 MiB) and the native allocator's
- * pages. A shrink (Bun.shrink(), JavaScriptCore's
- * VM::shrinkFootprintWhenIdle in runtime/VM.cpp) also discards compiled code
- * and hands the allocator's free pages back to the kernel. Measured side by
- * side on one cluster (4 agents, 1 claim/s each for 30 minutes, 10k/10k in
- * the background): RSS drift 2.3% with collections alone, 0.3% shrinking
- * every 2 minutes, −0.3% every 6 and −2.6% every 10; CPU over the 30
- * minutes 28.0, 36.5, 31.3 and 30.1 s, since the discarded code is compiled
- * again. Every 6 minutes keeps the line flat for about a tenth more CPU
- * under constant churn; on an idle node the cost did not show (14 minutes
- * idle: 1.04 s of CPU, shrinks included, against upstream's 1.38 s).
+ * Why shrink: with the heap flat, RSS still creeps up under churn in two
+ * places a collection does not reach, JIT-compiled code and the native
+ * allocator's free pages. A shrink (Bun.shrink(), JavaScriptCore's
+ * VM::shrinkFootprintWhenIdle) discards both; since discarded code is
+ * compiled again, it runs every third collection rather than every one.
  *
  * Why also collect on growth: Go's collector starts a cycle when the heap
- * reaches twice what the last one left live (runtime/mgcpacer.go, GOGC=100),
- * so upstream's peak under a burst of claims stays near twice its live data.
- * JavaScriptCore lets the heap's capacity run further before a full
- * collection, and RSS keeps what the heap once held. Measured in a burst of
- * 1000 claims on one node: at the RSS peak the heap held 13 MiB of objects
- * in 31 MiB of capacity, and one full collection left 12 of 26 MiB live. So
- * the loop reads the heap's used bytes once a second and collects in full
- * when they pass twice what the last full collection left, and by more than
- * a floor so that a small idle heap does not collect at every wake-up. In 5
- * alternating rounds against the periodic collection alone: the burst's peak
- * RSS 107 → 99 MiB (two collections on growth, 48 and 128 ms), CPU per claim
- * inside the spread; under a churn of 1 claim a second the heap never
- * doubled between two periodic collections, so none ran on growth there.
+ * reaches twice what the last one left live (GOGC=100), which bounds
+ * upstream's peak under a burst. JavaScriptCore lets the heap run further,
+ * and RSS keeps what the heap once held, so the loop reads the heap's used
+ * bytes once a second and collects when they pass twice what the last full
+ * collection left, and by more than a floor, so that a small idle heap does
+ * not collect at every wake-up. The measurements behind each choice are in
+ * bench/README.md.
  */
 import { setImmediate } from "node:timers";
 import { sleep } from "./sleep.ts";
