@@ -9,7 +9,6 @@ import { CsiError } from "../csi/status.ts";
 import type { GetCapacityRequest, GetCapacityResponse } from "../csi/types.ts";
 import type { OwnerReference, StorageClass } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
-import { createLogger } from "../log/logger.ts";
 import { CapacityController } from "./controller.ts";
 import { countObjects } from "./desired.ts";
 import { WriteEchoes } from "./echoes.ts";
@@ -26,8 +25,8 @@ import {
   storageClass,
   TOPOLOGY_KEY,
 } from "../../tests/builders/capacity.ts";
+import { quiet } from "../../tests/fakes/logger.ts";
 
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 const never = new AbortController().signal;
 const NODE_OWNER: OwnerReference = {
   apiVersion: "v1",

@@ -1,10 +1,9 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import type { ObjectIdentity, ObjectRef, OwnerReference } from "../model/objects.ts";
-import { createLogger } from "../log/logger.ts";
 import { lookupPodOwner, resolveOwner } from "./owner_lookup.ts";
 import { type OwnerReads } from "./ports.ts";
+import { quiet } from "../../tests/fakes/logger.ts";
 
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 const NS = "csi";
 
 const controller = (apiVersion: string, kind: string, name: string): OwnerReference => ({

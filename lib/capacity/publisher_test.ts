@@ -7,15 +7,13 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { CacheChange } from "../kube/informer.ts";
 import type { StorageClass } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
-import { createLogger } from "../log/logger.ts";
 import { eventually, flush, gate } from "../../tests/fakes/async.ts";
 import { WorkQueue } from "../queue/work_queue.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import { WriteEchoes } from "./echoes.ts";
 import { CapacityPublisher, type CapacitySyncer } from "./publisher.ts";
 import { capacityObject, DRIVER, storageClass } from "../../tests/builders/capacity.ts";
-
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+import { quiet } from "../../tests/fakes/logger.ts";
 
 class FakeCache<T> {
   handlers: ((change: CacheChange<T>) => void)[] = [];

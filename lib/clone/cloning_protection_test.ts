@@ -1,12 +1,11 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
 import type { Claim } from "../model/objects.ts";
 import { CloningProtectionController } from "./cloning_protection.ts";
 import { STAND_IN_DELAY_MS } from "./decide.ts";
 import { claim, sourceClaim, sourceVolume } from "../../tests/builders/provision.ts";
+import { quiet } from "../../tests/fakes/logger.ts";
 
 const CLONE = "provisioner.storage.kubernetes.io/cloning-protection";
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 const signal = new AbortController().signal;
 const deleted = sourceClaim({
   metadata: { deletionTimestamp: "2025-01-01T00:00:00Z", finalizers: [CLONE] },

@@ -1,14 +1,13 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
 import type { Claim, VolumeSnapshot } from "../model/objects.ts";
 import type { SweepApi } from "./ports.ts";
 import type { sleep } from "../runtime/sleep.ts";
 import { SnapshotSweep } from "./snapshot_sweep.ts";
 import { claim, volumeSnapshot } from "../../tests/builders/provision.ts";
 import { runUntil } from "../../tests/fakes/async.ts";
+import { quiet } from "../../tests/fakes/logger.ts";
 
 const PROTECTION = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 
 function sweepWorld(options: {
   served?: boolean[];

@@ -4,7 +4,6 @@ import { parseConfig } from "../config/config.ts";
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { ControllerCapabilityType } from "../csi/types.ts";
-import { createLogger } from "../log/logger.ts";
 import type { Claim } from "../model/objects.ts";
 import { createWorkQueueMetrics } from "../queue/prometheus_metrics.ts";
 import { Lifecycle } from "../runtime/lifecycle.ts";
@@ -12,9 +11,9 @@ import type { ClaimChange, CloneApi, SweepApi } from "./ports.ts";
 import { startProtection } from "./start.ts";
 import { sourceClaim, sourceVolume } from "../../tests/builders/provision.ts";
 import { eventually, flush } from "../../tests/fakes/async.ts";
+import { quiet } from "../../tests/fakes/logger.ts";
 
 const CLONE = "provisioner.storage.kubernetes.io/cloning-protection";
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 
 function config(flags: string[]): Config {
   const outcome = parseConfig(

@@ -8,6 +8,7 @@ import { createLogger } from "../log/logger.ts";
 import { csiTarget, openCsiConnection } from "./connection.ts";
 import { connectToDriver } from "./handshake.ts";
 import type { CsiError } from "./status.ts";
+import { quiet } from "../../tests/fakes/logger.ts";
 
 Deno.test("csiTarget() turns a plain path into unix:// and keeps URLs", () => {
   strictEqual(csiTarget("/run/csi/socket"), "unix:///run/csi/socket");
@@ -68,7 +69,7 @@ Deno.test("the one signal a worker pool passes with every call cancels the call 
   const { dir, driver } = await startDriverInTempDir();
   const connection = openCsiConnection(join(dir, "csi.sock"), {
     timeoutMs: 30_000,
-    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
+    logger: quiet,
   });
   const request = (name: string) => ({
     name,
@@ -113,10 +114,10 @@ Deno.test("connectToDriver() waits for a socket that appears later", async () =>
   const endpoint = `unix://${join(dir, "csi.sock")}`;
   const connection = openCsiConnection(endpoint, {
     timeoutMs: 2000,
-    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
+    logger: quiet,
   });
   const connecting = connectToDriver(connection, {
-    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
+    logger: quiet,
     signal: new AbortController().signal,
   });
   await new Promise((resolve) => setTimeout(resolve, 600));

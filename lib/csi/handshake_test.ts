@@ -9,13 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestDriver, type TestDriver } from "../../tests/csi_driver/driver.ts";
 import type { DriverOptions } from "../../tests/csi_driver/config.ts";
-import { createLogger } from "../log/logger.ts";
 import { FatalError } from "../runtime/fatal.ts";
 import { type CsiConnection, openCsiConnection } from "./connection.ts";
 import { handshake } from "./handshake.ts";
 import { watchConnectionLoss } from "./watch.ts";
-
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+import { quiet } from "../../tests/fakes/logger.ts";
 
 async function withDriver(
   overrides: Partial<DriverOptions>,

@@ -1,10 +1,8 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
 import { createPublishedCapacityCache } from "./caches.ts";
 import type { KubeRequest, KubeRest } from "./rest.ts";
 import { eventually } from "../../tests/fakes/async.ts";
-
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+import { quiet } from "../../tests/fakes/logger.ts";
 
 function object(
   name: string,

@@ -3,8 +3,7 @@ import { createLogger } from "../log/logger.ts";
 import { EventSender, MAX_TRIES_PER_EVENT } from "./events.ts";
 import { type EventRecord } from "../model/events.ts";
 import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
-
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+import { quiet } from "../../tests/fakes/logger.ts";
 
 function recordingRest(options: { failPatchWith?: number } = {}) {
   const requests: KubeRequest[] = [];

@@ -1,8 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
 import { Lifecycle } from "./lifecycle.ts";
-
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+import { quiet } from "../../tests/fakes/logger.ts";
 
 Deno.test("Lifecycle remembers a loop that ended before any stop, not one that ended on it", async () => {
   const life = new Lifecycle(quiet);

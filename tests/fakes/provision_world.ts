@@ -13,6 +13,7 @@ import type {
 import type { EventRecord } from "../../lib/model/events.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../../lib/model/objects.ts";
 import { createLogger } from "../../lib/log/logger.ts";
+import { quiet } from "./logger.ts";
 import { WorkQueue } from "../../lib/queue/work_queue.ts";
 import type { HandleOutcome } from "../../lib/queue/workers.ts";
 import { ProvisionController } from "../../lib/provision/controller.ts";
@@ -35,7 +36,7 @@ import {
 
 export const KEY = "apps/data";
 export const PV_NAME = `pvc-${CLAIM_UID}`;
-export const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+export { quiet };
 
 /** What the fake driver answers to one CreateVolume. */
 export type CreateAnswer = CreateVolumeResponse | CsiError;

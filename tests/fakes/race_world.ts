@@ -10,7 +10,6 @@ import type { GetCapacityResponse } from "../../lib/csi/types.ts";
 import type { EventRecord } from "../../lib/model/events.ts";
 import type { Claim, StorageClass } from "../../lib/model/objects.ts";
 import type { PublishedCapacity } from "../../lib/model/storage_capacity.ts";
-import { createLogger } from "../../lib/log/logger.ts";
 import { OwnershipRace } from "../../lib/provision/race.ts";
 import { unowned } from "../../lib/provision/race_turn.ts";
 import type { AttemptResult, DeclineReason, RaceOptions } from "../../lib/provision/race_ports.ts";
@@ -22,10 +21,9 @@ import {
 } from "../builders/provision.ts";
 import { FakeClock } from "./clock.ts";
 import { FakeDataSources } from "./data_sources.ts";
+import { quiet } from "./logger.ts";
 
 export const GI = 1024n ** 3n;
-
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 
 /** An Immediate claim of class "fast" that no node has selected yet. */
 export function unownedClaim(name: string, options: { uid?: string; size?: string } = {}): Claim {
