@@ -1,5 +1,5 @@
 /**
- * The "infeasible" slow set (upstream v6.0.0, #1369): after CreateVolume
+ * The "infeasible" slow set (as upstream's since v6.0.0): after CreateVolume
  * answered InvalidArgument, the same claim with the same StorageClass is not
  * tried again for a while, because the driver would answer the same. A new
  * class (different UID) clears the entry at once.
@@ -9,28 +9,20 @@
  * add, and the set holds at most `limit` claims: past it the oldest entry
  * goes, which only lets that claim be retried before its five minutes.
  */
-import { BoundedMap, type BoundObserver } from "../queue/bounded.ts";
-
-interface Entry {
-  classUid: string;
-  until: number;
-}
+import type { BoundObserver } from "../queue/bounded.ts";
+import { ExpiringMap } from "../queue/expiring_map.ts";
 
 /** The most claims the set remembers: far more than one node provisions in five minutes. */
 export const SLOW_SET_LIMIT = 10_000;
 
-/** Claims (by UID) to retry slowly. */
+/** Claims (by UID) to retry slowly, each with the StorageClass UID it failed with. */
 export class SlowSet {
-  readonly #entries: BoundedMap<string, Entry>;
-  readonly #retentionMs: number;
-  readonly #now: () => number;
+  readonly #entries: ExpiringMap<string, string>;
 
   constructor(
     options: { retentionMs: number; now?: () => number; limit?: number; observer?: BoundObserver },
   ) {
-    this.#retentionMs = options.retentionMs;
-    this.#now = options.now ?? Date.now;
-    this.#entries = new BoundedMap(options.limit ?? SLOW_SET_LIMIT, options.observer);
+    this.#entries = new ExpiringMap({ ...options, limit: options.limit ?? SLOW_SET_LIMIT });
   }
 
   get size(): number {
@@ -38,22 +30,16 @@ export class SlowSet {
   }
 
   add(claimUid: string, classUid: string): void {
-    const now = this.#now();
-    // Every entry lives as long, so the oldest expire first.
-    this.#entries.dropOldestWhile((_uid, entry) => entry.until <= now);
-    this.#entries.set(claimUid, { classUid, until: now + this.#retentionMs });
+    this.#entries.set(claimUid, classUid);
   }
 
   /** Milliseconds to wait before the next attempt; 0 when the claim may be tried now. */
   remainingMs(claimUid: string, classUid: string): number {
     const entry = this.#entries.get(claimUid);
     if (entry === undefined) return 0;
-    const remaining = entry.until - this.#now();
-    if (entry.classUid !== classUid || remaining <= 0) {
-      this.#entries.delete(claimUid);
-      return 0;
-    }
-    return remaining;
+    if (entry.value === classUid) return entry.remainingMs;
+    this.#entries.delete(claimUid);
+    return 0;
   }
 
   forget(claimUid: string): void {
