@@ -64,9 +64,8 @@ export class RequestTimeoutError extends Error {
  */
 export class NoAnswerError extends Error {
   constructor(cause: unknown) {
-    super(`no answer from the API server: ${(cause as Error)?.message ?? String(cause)}`, {
-      cause,
-    });
+    // The runtime's own words (refused, reset, the certificate's problem) are the message.
+    super((cause as Error)?.message ?? String(cause), { cause });
     this.name = "NoAnswerError";
   }
 }

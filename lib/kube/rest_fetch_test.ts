@@ -264,7 +264,7 @@ Deno.test("fetchJson() and fetchLines() tell no answer (refused, reset, TLS) apa
     strictEqual(error instanceof NoAnswerError, true);
     strictEqual(
       (error as Error).message,
-      "no answer from the API server: error sending request: Connection refused (os error 111)",
+      "error sending request: Connection refused (os error 111)",
     );
     return true;
   });
