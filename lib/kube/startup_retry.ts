@@ -75,8 +75,9 @@ export function startupRetry(options: StartupRetryOptions): StartupCall {
           { call: what, attempt: failures, retryInMs, err: problem },
           "The API server does not answer a start-up call: retrying",
         );
+        const tries = failures === 1 ? "1 try" : `${failures} tries`;
         options.waiting?.(
-          `waiting for the API server to answer ${what} (${failures} tries; last: ${problem})`,
+          `waiting for the API server to answer ${what} (${tries} so far; the last: ${problem})`,
         );
         if (!(await sleep(retryInMs, options.signal))) throw error;
       }

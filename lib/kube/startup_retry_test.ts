@@ -70,7 +70,7 @@ Deno.test("startupRetry(): retries while away, one log line per try with its del
   strictEqual(waits.at(-1), undefined);
   strictEqual(
     waits[2],
-    "waiting for the API server to answer the discovery of storage.k8s.io/v1 (3 tries; last: Connection refused (os error 111))",
+    "waiting for the API server to answer the discovery of storage.k8s.io/v1 (3 tries so far; the last: Connection refused (os error 111))",
   );
 });
 
