@@ -40,6 +40,7 @@ import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
 import { type KubeCredentials, loadCredentials } from "./lib/kube/credentials.ts";
 import { ExplainReader } from "./lib/kube/explain_reads.ts";
 import { createKubeRest } from "./lib/kube/rest.ts";
+import { type StartupCall, startupRetry } from "./lib/kube/startup_retry.ts";
 import { registerInformerMetrics } from "./lib/kube/informer_metrics.ts";
 import { SnapshotDiscovery } from "./lib/kube/snapshots.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
@@ -357,6 +358,7 @@ async function registerControllers(agent: Agent, parts: {
   const claims = await startProvisioning({
     ...shared,
     ...informers,
+    startupCall: startupCall(agent),
     sources,
     journal: parts.journal,
     ...(published === undefined ? {} : {
@@ -383,6 +385,15 @@ async function registerControllers(agent: Agent, parts: {
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
   return { starts: [claims, volumes, protection], snapshotApi };
+}
+
+/** Start-up's calls to the API server: they wait while it is away, and /readyz says so. */
+function startupCall(agent: Agent): StartupCall {
+  return startupRetry({
+    signal: agent.life.shutdown.signal,
+    logger: agent.logger.child({ component: "startup" }),
+    waiting: (reason) => agent.readiness.set("apiserver", reason ?? true),
+  });
 }
 
 /** The data source port: KubeApi's reads and finalizer writes, and the snapshot API's presence. */
@@ -441,6 +452,7 @@ function startPublisher(
   return startCapacity({
     options,
     reads: kube.api,
+    startupCall: startupCall(agent),
     classes: kube.informers.classes,
     objects,
     csi: new CsiController(agent.connection),

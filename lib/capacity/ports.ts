@@ -67,6 +67,8 @@ export interface CapacityOwner {
   confirm(signal: AbortSignal): Promise<"ok" | "gone">;
 }
 
+export type { StartupCall } from "../kube/startup_retry.ts";
+
 /** The reads of the start-up checks and of the owner lookup. */
 export interface CapacityStartReads {
   /** Whether the API server serves a resource in a group version (discovery). */

@@ -3,7 +3,8 @@
  * API must be served (Kubernetes 1.24 and newer; upstream probes it with an
  * invalid create in cmd/csi-provisioner and falls back to v1beta1, which this
  * agent does not speak) and the owner of the objects must be found; a
- * failure of either ends the process with a clear message. Then the
+ * definitive failure of either ends the process with a clear message, while
+ * an API server that does not answer is waited for. Then the
  * controller, its work queue and the publisher are put together from the
  * ports main.ts hands over, and run.
  */
@@ -33,6 +34,7 @@ import type {
   EventRecorder,
   OwnerReads,
   Readiness,
+  StartupCall,
   WatchedCache,
 } from "./ports.ts";
 import { CapacityPublisher } from "./publisher.ts";
@@ -47,6 +49,8 @@ export interface CapacityParts {
   options: CapacityOptions;
   /** Discovery and the owner's reads, through the main client. */
   reads: CapacityStartReads;
+  /** Start-up's calls to the API server, which wait while it is away. */
+  startupCall: StartupCall;
   /** The StorageClass informer provisioning runs; the publisher adds its handler. */
   classes: ClassLookup & WatchedCache<StorageClass>;
   /** The informer of this node's objects (label-selected, in NAMESPACE); the publisher runs it. */
@@ -78,9 +82,12 @@ export async function startCapacity(
 ): Promise<CapacityPublisher> {
   const { options, logger } = parts;
   parts.readiness.require(READINESS, "CSIStorageCapacity not published yet");
-  await requireCapacityApi(parts.reads);
+  await requireCapacityApi(parts.reads, parts.startupCall);
   const signal = life.shutdown.signal;
-  const owner = await findCapacityOwner(parts.reads, options.owner, { logger, signal });
+  const owner = await findCapacityOwner(parts.reads, options.owner, {
+    logger,
+    call: parts.startupCall,
+  });
   const client = parts.openClient();
   const scope = { desired: options.desired, segment: options.segment };
   const counts = () =>
@@ -128,20 +135,27 @@ export async function startCapacity(
 /** Throws a FatalError when the API server lacks storage.k8s.io/v1 csistoragecapacities. */
 export async function requireCapacityApi(
   reads: Pick<CapacityStartReads, "servesResource">,
+  call: StartupCall,
 ): Promise<void> {
-  if (!(await reads.servesResource("storage.k8s.io/v1", "csistoragecapacities"))) {
-    throw new FatalError(CAPACITY_API_MISSING);
-  }
+  const served = await call(
+    "the discovery of storage.k8s.io/v1 (CSIStorageCapacity)",
+    () => reads.servesResource("storage.k8s.io/v1", "csistoragecapacities"),
+  );
+  if (!served) throw new FatalError(CAPACITY_API_MISSING);
 }
 
 /** The owner the flags ask for; a FatalError when it cannot be found. */
 export async function findCapacityOwner(
   reads: OwnerReads,
   choice: OwnerChoice,
-  options: { logger: Logger; signal: AbortSignal },
+  options: { logger: Logger; call: StartupCall },
 ): Promise<CapacityOwner> {
+  const { logger } = options;
   try {
-    return await resolveOwner(reads, choice, options);
+    return await options.call(
+      "the lookup of the CSIStorageCapacity objects' owner",
+      (signal) => resolveOwner(reads, choice, { logger, signal }),
+    );
   } catch (error) {
     throw new FatalError((error as Error).message, { cause: error });
   }

@@ -1,12 +1,16 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { KubeApi } from "../kube/api.ts";
 import type { KubeRequest, KubeRest } from "../kube/rest.ts";
+import { NoAnswerError } from "../kube/rest_fetch.ts";
+import { KubeApiError } from "../kube/rest_types.ts";
+import { type StartupCall, startupRetry } from "../kube/startup_retry.ts";
 import { createLogger } from "../log/logger.ts";
 import { FatalError } from "../runtime/fatal.ts";
 import { CAPACITY_API_MISSING } from "./options.ts";
 import { findCapacityOwner, requireCapacityApi } from "./start.ts";
 
 const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
+const once: StartupCall = (_what, call) => call(new AbortController().signal);
 
 /** An API server that answers GETs from a table of paths; records what was asked. */
 function apiServer(answers: Record<string, unknown>): KubeRest & { asked: string[] } {
@@ -36,10 +40,10 @@ const STORAGE_V1_123 = {
 
 Deno.test("requireCapacityApi(): storage.k8s.io/v1 csistoragecapacities, by discovery", async () => {
   const current = apiServer({ "/apis/storage.k8s.io/v1": STORAGE_V1_124 });
-  await requireCapacityApi(new KubeApi(current));
+  await requireCapacityApi(new KubeApi(current), once);
   deepStrictEqual(current.asked, ["GET /apis/storage.k8s.io/v1"]);
   const old = apiServer({ "/apis/storage.k8s.io/v1": STORAGE_V1_123 });
-  await rejects(requireCapacityApi(new KubeApi(old)), (error: unknown) => {
+  await rejects(requireCapacityApi(new KubeApi(old), once), (error: unknown) => {
     strictEqual(error instanceof FatalError && error.exitCode, 1);
     strictEqual((error as Error).message, CAPACITY_API_MISSING);
     return true;
@@ -72,13 +76,12 @@ Deno.test("findCapacityOwner(): walks up from the Pod through discovery; a failu
       metadata: { name: "agent", uid: "ds-uid" },
     },
   });
-  const signal = new AbortController().signal;
   const level1 = await findCapacityOwner(new KubeApi(server), {
     kind: "pod",
     namespace: "csi",
     podName: "agent-1",
     level: 1,
-  }, { logger: quiet, signal });
+  }, { logger: quiet, call: once });
   strictEqual(level1.current()?.uid, "ds-uid");
   await rejects(
     findCapacityOwner(new KubeApi(server), {
@@ -86,10 +89,7 @@ Deno.test("findCapacityOwner(): walks up from the Pod through discovery; a failu
       namespace: "csi",
       podName: "agent-1",
       level: 2,
-    }, {
-      logger: quiet,
-      signal,
-    }),
+    }, { logger: quiet, call: once }),
     (error: unknown) => {
       strictEqual(error instanceof FatalError, true);
       strictEqual(
@@ -103,4 +103,76 @@ Deno.test("findCapacityOwner(): walks up from the Pod through discovery; a failu
     "GET /apis/apps/v1",
     "GET /apis/apps/v1/namespaces/csi/daemonsets/agent",
   ]);
+});
+
+/** The API server's answers to each request in turn; then the last one again. */
+function answering(answers: (() => unknown)[]): KubeRest & { asked: number } {
+  const server = {
+    asked: 0,
+    request<T>(): Promise<T> {
+      const answer = answers[Math.min(server.asked++, answers.length - 1)]!;
+      try {
+        return Promise.resolve(answer() as T);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    stream: () => Promise.reject(new Error("no watch here")),
+    close: () => {},
+  };
+  return server;
+}
+
+const retrying = (signal = new AbortController().signal) =>
+  startupRetry({ signal, logger: quiet, backoff: { baseMs: 1, maxMs: 2 } });
+const refused = () => {
+  throw new NoAnswerError(new TypeError("tcp connect error: Connection refused"));
+};
+const unavailable = () => {
+  throw new KubeApiError(503, "ServiceUnavailable", "etcd not ready");
+};
+
+Deno.test("start-up waits for an API server that does not answer or answers 5xx, then goes on", async () => {
+  const server = answering([refused, unavailable, refused, () => STORAGE_V1_124]);
+  await requireCapacityApi(new KubeApi(server), retrying());
+  strictEqual(server.asked, 4);
+  const node = answering([refused, () => ({ metadata: { name: "node-a", uid: "node-uid" } })]);
+  const owner = await findCapacityOwner(new KubeApi(node), { kind: "node", nodeName: "node-a" }, {
+    logger: quiet,
+    call: retrying(),
+  });
+  strictEqual(owner.current()?.uid, "node-uid");
+  strictEqual(node.asked, 2);
+});
+
+Deno.test("start-up still ends at once on a definitive answer: 403, a Node not found, an API not served", async () => {
+  const forbidden = answering([() => {
+    throw new KubeApiError(403, "Forbidden", 'nodes "node-a" is forbidden');
+  }]);
+  const choice = { kind: "node", nodeName: "node-a" } as const;
+  await rejects(
+    findCapacityOwner(new KubeApi(forbidden), choice, { logger: quiet, call: retrying() }),
+    (error: unknown) => error instanceof FatalError && /forbidden/.test(error.message),
+  );
+  strictEqual(forbidden.asked, 1);
+  const missing = answering([() => {
+    throw new KubeApiError(404, "NotFound", 'nodes "node-a" not found');
+  }]);
+  await rejects(
+    findCapacityOwner(new KubeApi(missing), choice, { logger: quiet, call: retrying() }),
+    /Node "node-a" \(NODE_NAME\) not found/,
+  );
+  strictEqual(missing.asked, 1);
+  const old = answering([refused, () => STORAGE_V1_123]);
+  await rejects(requireCapacityApi(new KubeApi(old), retrying()), {
+    message: CAPACITY_API_MISSING,
+  });
+});
+
+Deno.test("start-up's wait for the API server ends with the shutdown signal, with the last error", async () => {
+  const stop = new AbortController();
+  const server = answering([refused]);
+  const waiting = requireCapacityApi(new KubeApi(server), retrying(stop.signal));
+  setTimeout(() => stop.abort(), 20);
+  await rejects(waiting, NoAnswerError);
 });

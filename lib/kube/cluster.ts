@@ -60,6 +60,7 @@ export async function connectKube(options: {
   const rest = createKubeRest(credentials, {
     budget: { qps: config.kubeApiQps, burst: config.kubeApiBurst },
     userAgent: options.userAgent,
+    logger: logger.child({ component: "kube" }),
   });
   const informerLogger = logger.child({ component: "informer" });
   const idleTimeoutMs = config.watchIdleTimeoutMs;

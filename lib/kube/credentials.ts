@@ -20,6 +20,8 @@ import type { TlsSettings } from "../runtime/platform.ts";
 export interface KubeCredentials {
   server: URL;
   tls: TlsSettings;
+  /** The file `tls.ca` was read from, when it came from one: read again when it changes. */
+  caFile?: string;
   /** The Authorization header (and any other), re-read when it can change. */
   headers(): Promise<Record<string, string>>;
 }
@@ -77,9 +79,11 @@ function inCluster(env: Record<string, string | undefined>, master: string): Kub
   const server = master !== ""
     ? master
     : `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const caFile = join(SERVICE_ACCOUNT_DIR, "ca.crt");
   return {
     server: new URL(server),
-    tls: { ca: readFileSync(join(SERVICE_ACCOUNT_DIR, "ca.crt")) },
+    tls: { ca: readFileSync(caFile) },
+    caFile,
     headers: bearer(fileToken(join(SERVICE_ACCOUNT_DIR, "token"))),
   };
 }
@@ -90,15 +94,20 @@ function fileOrData(
   data: string | undefined,
 ): Buffer | undefined {
   if (data !== undefined) return Buffer.from(data, "base64");
-  if (file !== undefined) return readFileSync(isAbsolute(file) ? file : join(base, file));
+  if (file !== undefined) return readFileSync(pathIn(base, file));
   return undefined;
+}
+
+/** A kubeconfig's file path: relative ones are relative to the kubeconfig's directory. */
+function pathIn(base: string, file: string): string {
+  return isAbsolute(file) ? file : join(base, file);
 }
 
 function userHeaders(base: string, user: KubeconfigUser): () => Promise<Record<string, string>> {
   if (user.token !== undefined) return bearer(() => user.token ?? "");
   if (user.tokenFile !== undefined) {
     return bearer(
-      fileToken(isAbsolute(user.tokenFile) ? user.tokenFile : join(base, user.tokenFile)),
+      fileToken(pathIn(base, user.tokenFile)),
     );
   }
   if (user.username !== undefined) {
@@ -200,9 +209,13 @@ async function fromKubeconfig(path: string, master: string): Promise<KubeCredent
   if (cert !== undefined) tls.cert = cert;
   if (key !== undefined) tls.key = key;
   if (cluster["tls-server-name"] !== undefined) tls.servername = cluster["tls-server-name"];
+  const caFile = cluster["certificate-authority-data"] === undefined
+    ? cluster["certificate-authority"]
+    : undefined;
   return {
     server: new URL(master !== "" ? master : cluster.server),
     tls,
+    ...(caFile === undefined ? {} : { caFile: pathIn(base, caFile) }),
     headers: userHeaders(base, user),
   };
 }
@@ -225,6 +238,9 @@ async function withClientNode(path: string, master: string): Promise<KubeCredent
       key: options.key,
       rejectUnauthorized: !cluster.skipTLSVerify,
     } as KubeCredentials["tls"],
+    ...(cluster.caData === undefined && cluster.caFile !== undefined
+      ? { caFile: cluster.caFile }
+      : {}),
     headers: async () => {
       const fresh: https.RequestOptions = {};
       await config.applyToHTTPSOptions(fresh);

@@ -37,6 +37,19 @@ Deno.test(
     deepStrictEqual(await credentials.headers(), { authorization: "Bearer t0k" });
     strictEqual(String(credentials.tls.ca), "PEM");
     strictEqual(credentials.tls.rejectUnauthorized, true);
+    strictEqual(credentials.caFile, undefined);
+  }),
+);
+
+Deno.test(
+  "loadCredentials() names a kubeconfig's CA file, relative to the kubeconfig, to be followed",
+  withDir(async (dir) => {
+    const path = join(dir, "kubeconfig");
+    writeFileSync(join(dir, "ca.crt"), "PEM");
+    writeFileSync(path, kubeconfig({ token: "t0k" }, { "certificate-authority": "ca.crt" }));
+    const credentials = await loadCredentials({ kubeconfig: path, master: "", env: {} });
+    strictEqual(String(credentials.tls.ca), "PEM");
+    strictEqual(credentials.caFile, join(dir, "ca.crt"));
   }),
 );
 

@@ -18,7 +18,7 @@
  * work queues. Handlers receive keys and the old/new trimmed objects, and
  * must only enqueue work.
  */
-import { type BackoffBounds, jitteredDelay } from "../queue/backoff.ts";
+import { API_SERVER_BACKOFF, type BackoffBounds, jitteredDelay } from "../queue/backoff.ts";
 import { sleep } from "../runtime/sleep.ts";
 import { objectKey } from "../model/objects.ts";
 import {
@@ -37,7 +37,7 @@ export type { CacheChange, InformerOptions, RawObject } from "./informer_types.t
 class GoneError extends Error {}
 
 const MIN_WATCH_TIMEOUT_S = 300;
-const DEFAULT_BACKOFF: BackoffBounds = { baseMs: 1000, maxMs: 30_000 };
+const DEFAULT_BACKOFF: BackoffBounds = API_SERVER_BACKOFF;
 
 /** How one pass of list-and-watch ended. */
 type Pass =

@@ -15,8 +15,10 @@
  */
 import { type Priority, TokenBucket } from "../queue/token_bucket.ts";
 import { AbortFanout } from "../queue/abort_fanout.ts";
+import type { Logger } from "../log/logger.ts";
 import { type TlsFetch, tlsFetch } from "../runtime/platform.ts";
 import { sleep } from "../runtime/sleep.ts";
+import { caFileTransport } from "./ca_file.ts";
 import type { KubeCredentials } from "./credentials.ts";
 import { fetchJson, fetchLines, HEADER_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from "./rest_fetch.ts";
 import { KubeApiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
@@ -80,6 +82,8 @@ export interface KubeRestOptions {
   budget: { qps: number; burst: number } | TokenBucket;
   /** The transport; the runtime's fetch with the credentials' TLS settings unless a test injects one. */
   transport?: TlsFetch;
+  /** Where a change of the cluster CA file is reported. */
+  logger?: Logger;
 }
 
 /** Creates a client for the credentials' API server. */
@@ -89,7 +93,7 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
   const bucket = options.budget instanceof TokenBucket
     ? options.budget
     : new TokenBucket(options.budget);
-  const transport = options.transport ?? tlsFetch(credentials.tls);
+  const transport = options.transport ?? credentialsTransport(credentials, options.logger);
   const aborts = new AbortFanout();
   const prepare = async (request: KubeRequest) => {
     if (!request.unmetered && !(await bucket.take(request.priority ?? "high", request.signal))) {
@@ -139,6 +143,13 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
       transport.close();
     },
   };
+}
+
+/** The runtime's fetch with the credentials' TLS settings; a CA file is followed. */
+function credentialsTransport(credentials: KubeCredentials, logger?: Logger): TlsFetch {
+  const { tls, caFile } = credentials;
+  if (caFile === undefined) return tlsFetch(tls);
+  return caFileTransport({ tls, caFile, ...(logger === undefined ? {} : { logger }) });
 }
 
 /** client-go's maxRetries (rest/request.go NewRequest): Retry-After answers one request follows. */

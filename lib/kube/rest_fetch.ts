@@ -12,7 +12,7 @@
 import type { AbortFanout, Unsubscribe } from "../queue/abort_fanout.ts";
 import type { FetchLike } from "../runtime/platform.ts";
 import { withoutManagedFields } from "./managed_fields.ts";
-import { apiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
+import { apiError, KubeApiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
 
 /** One request, ready for fetch. */
 export interface FetchParts {
@@ -56,6 +56,33 @@ export class RequestTimeoutError extends Error {
   }
 }
 
+/**
+ * No HTTP answer: the connection was refused or reset, or TLS failed (a CA
+ * that no longer matches the server's certificate). Kept apart from an
+ * answer, so that a caller can tell "the API server is away" from "the API
+ * server said no".
+ */
+export class NoAnswerError extends Error {
+  constructor(cause: unknown) {
+    // The runtime's own words (refused, reset, the certificate's problem) are the message.
+    super((cause as Error)?.message ?? String(cause), { cause });
+    this.name = "NoAnswerError";
+  }
+}
+
+/** The error of a fetch that got no answer: its own timeout, the caller's abort, or none at all. */
+function transportError(
+  error: unknown,
+  own: AbortSignal,
+  caller: AbortSignal | undefined,
+): unknown {
+  if (own.reason instanceof RequestTimeoutError) return own.reason;
+  if (caller?.aborted || error instanceof KubeApiError || error instanceof SyntaxError) {
+    return error;
+  }
+  return new NoAnswerError(error);
+}
+
 /** One request whose answer is JSON (or empty); non-2xx rejects with KubeApiError. */
 export async function fetchJson(parts: FetchParts, timeouts: RequestTimeouts): Promise<unknown> {
   // One timer per bound, cleared with the answer (AbortSignal.timeout would
@@ -88,9 +115,7 @@ export async function fetchJson(parts: FetchParts, timeouts: RequestTimeouts): P
     if (text === "") return undefined;
     return JSON.parse(parts.withoutManagedFields ? withoutManagedFields(text) : text);
   } catch (error) {
-    throw controller.signal.reason instanceof RequestTimeoutError
-      ? controller.signal.reason
-      : error;
+    throw transportError(error, controller.signal, parts.signal);
   } finally {
     clearTimeout(total);
     clearTimeout(headers);
@@ -127,9 +152,7 @@ export async function fetchLines(parts: FetchParts, options: StreamOptions): Pro
       headers: parts.headers,
       signal: controller.signal,
     }).catch((error) => {
-      throw controller.signal.reason instanceof RequestTimeoutError
-        ? controller.signal.reason
-        : error;
+      throw transportError(error, controller.signal, options.signal);
     });
     if (response.status !== 200 || response.body === null) {
       const text = await response.text();

@@ -1,7 +1,13 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { AbortFanout } from "../queue/abort_fanout.ts";
 import type { FetchLike } from "../runtime/platform.ts";
-import { fetchJson, fetchLines, type FetchParts, RequestTimeoutError } from "./rest_fetch.ts";
+import {
+  fetchJson,
+  fetchLines,
+  type FetchParts,
+  NoAnswerError,
+  RequestTimeoutError,
+} from "./rest_fetch.ts";
 import { KubeApiError } from "./rest_types.ts";
 
 const T = { headerTimeoutMs: 1000, timeoutMs: 1000 };
@@ -249,4 +255,25 @@ Deno.test("fetchJson() on a client's AbortFanout: the caller's abort cancels the
     fetchJson({ ...parts(answersUnlessAborted, caller.signal), aborts }, T),
     /shutting down/,
   );
+});
+
+Deno.test("fetchJson() and fetchLines() tell no answer (refused, reset, TLS) apart from an answer and from the caller's abort", async () => {
+  const refused: FetchLike = () =>
+    Promise.reject(new TypeError("error sending request: Connection refused (os error 111)"));
+  await rejects(fetchJson(parts(refused), T), (error: unknown) => {
+    strictEqual(error instanceof NoAnswerError, true);
+    strictEqual(
+      (error as Error).message,
+      "error sending request: Connection refused (os error 111)",
+    );
+    return true;
+  });
+  const stream = { signal: new AbortController().signal, onLine: () => {}, inactivityMs: 1000 };
+  await rejects(fetchLines(parts(refused), stream), NoAnswerError);
+  const forbidden = () => Promise.resolve(new Response('{"reason":"Forbidden"}', { status: 403 }));
+  await rejects(fetchJson(parts(forbidden), T), KubeApiError);
+  const caller = new AbortController();
+  caller.abort(new Error("shutting down"));
+  const abortsLikeFetch: FetchLike = (_url, init) => Promise.reject(init.signal?.reason);
+  await rejects(fetchJson(parts(abortsLikeFetch, caller.signal), T), /shutting down/);
 });

@@ -107,6 +107,8 @@ export interface DataSourceApi {
   ): Promise<SnapshotFinalizerWrite>;
 }
 
+export type { StartupCall } from "../kube/startup_retry.ts";
+
 /** Discovery, for the start-up check of the VolumeAttributesClass API. */
 export interface Discovery {
   /** Whether the API server serves a resource in a group version. */

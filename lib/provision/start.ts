@@ -21,6 +21,7 @@ import type {
   ListedLookup,
   ProvisionApi,
   ProvisionCsi,
+  StartupCall,
   WatchedLookup,
 } from "./ports.ts";
 import type { Logger } from "../log/logger.ts";
@@ -52,6 +53,8 @@ export interface ProvisioningParts {
   classes: WatchedLookup<StorageClass> & Synced;
   volumes: ListedLookup<PersistentVolume> & Synced;
   api: ProvisionApi & RaceApi & Discovery;
+  /** Start-up's calls to the API server, which wait while it is away. */
+  startupCall: StartupCall;
   sources: DataSourceApi;
   csi: ProvisionCsi & CapacityCheckCsi;
   /**
@@ -191,7 +194,11 @@ async function volumeAttributesClassServed(
   config: Config,
 ): Promise<boolean> {
   if (config.featureGates.VolumeAttributesClassExplicit) return true;
-  if (await parts.api.servesResource("storage.k8s.io/v1", "volumeattributesclasses")) return true;
+  const served = await parts.startupCall(
+    "the discovery of storage.k8s.io/v1 (VolumeAttributesClass)",
+    () => parts.api.servesResource("storage.k8s.io/v1", "volumeattributesclasses"),
+  );
+  if (served) return true;
   parts.logger.notice("VolumeAttributesClass is not served by the API server: feature disabled");
   return false;
 }

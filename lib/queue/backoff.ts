@@ -37,3 +37,9 @@ export function jitteredDelay(
 ): number {
   return exponentialDelay(failures, bounds) * (1 - JITTER * random());
 }
+
+/**
+ * The backoff of everything that waits for the API server to answer again:
+ * the informers' restarts and the start-up calls.
+ */
+export const API_SERVER_BACKOFF: BackoffBounds = { baseMs: 1000, maxMs: 30_000 };

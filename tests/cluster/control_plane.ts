@@ -218,9 +218,14 @@ async function startApiserver(
     },
   }, options.signal);
   if (caPem === undefined) throw new Error("kube-apiserver is ready but wrote no certificate");
+  const generatedCa = caPem;
   const server = `https://127.0.0.1:${started.ports[0]}`;
-  const ready = { caPem, token: pki.admin.token };
-  const probe = () => httpReady(`${server}/readyz`, ready);
+  // The CA is read again at each probe: a test may put a certificate of another CA in --cert-dir.
+  const probe = async () =>
+    httpReady(`${server}/readyz`, {
+      caPem: (await readGeneratedCa(certDir)) ?? generatedCa,
+      token: pki.admin.token,
+    });
   return { server, caPem, apiserver: new ComponentControl(group, { ...started, probe }) };
 }
 

@@ -80,3 +80,54 @@ export async function readGeneratedCa(certDir: string): Promise<string | undefin
   }
   return undefined;
 }
+
+/** A CA of its own and a serving certificate it signed for 127.0.0.1 (PEM), to rotate to. */
+export interface RotatedServingCert {
+  caPem: string;
+  /** The leaf, then the CA: what kube-apiserver's --cert-dir holds. */
+  certPem: string;
+  keyPem: string;
+}
+
+/** Makes a new CA and a serving certificate for 127.0.0.1 signed by it, with openssl, in `dir`. */
+export async function createRotatedServingCert(dir: string): Promise<RotatedServingCert> {
+  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  const file = (name: string) => join(dir, name);
+  const days = ["-days", "2"];
+  // deno-fmt-ignore
+  await openssl([
+    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", file("ca.key"),
+    "-out", file("ca.crt"), ...days, "-subj", "/CN=rotated-test-ca",
+    "-addext", "basicConstraints=critical,CA:TRUE",
+    "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+  ]);
+  // deno-fmt-ignore
+  await openssl([
+    "req", "-newkey", "rsa:2048", "-nodes", "-keyout", file("apiserver.key"),
+    "-out", file("apiserver.csr"), "-subj", "/CN=kube-apiserver",
+  ]);
+  await Deno.writeTextFile(
+    file("leaf.ext"),
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n" +
+      "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+  );
+  // deno-fmt-ignore
+  await openssl([
+    "x509", "-req", "-in", file("apiserver.csr"), "-CA", file("ca.crt"), "-CAkey", file("ca.key"),
+    "-CAcreateserial", "-out", file("leaf.crt"), ...days, "-extfile", file("leaf.ext"),
+  ]);
+  const caPem = await Deno.readTextFile(file("ca.crt"));
+  return {
+    caPem,
+    certPem: (await Deno.readTextFile(file("leaf.crt"))) + caPem,
+    keyPem: await Deno.readTextFile(file("apiserver.key")),
+  };
+}
+
+async function openssl(args: string[]): Promise<void> {
+  const output = await new Deno.Command("openssl", { args, stdout: "piped", stderr: "piped" })
+    .output();
+  if (!output.success) {
+    throw new Error(`openssl ${args[0]}: ${new TextDecoder().decode(output.stderr)}`);
+  }
+}
