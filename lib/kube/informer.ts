@@ -300,7 +300,8 @@ export class Informer<T> {
    */
   readonly #heldByRetryAfter = (wait: RetryAfterWait): void => {
     this.#failingSince ??= this.#now();
-    this.#lastError = `${wait.error.status} ${wait.error.message}: waiting ${
+    // kube-apiserver's text ends with a newline that would split readiness's one-line reasons.
+    this.#lastError = `${wait.error.status} ${wait.error.message.trim()}: waiting ${
       Math.round(wait.waitMs / 1000)
     } s as its Retry-After asks`;
     this.#options.logger.debug(

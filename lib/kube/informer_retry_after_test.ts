@@ -22,7 +22,7 @@ Deno.test("a watch held by Retry-After waits counts as failing for readiness, af
       return Response.json({ metadata: { resourceVersion: "7" }, items: [] });
     }
     watches++;
-    return Response.json({ kind: "Status", reason: "TooManyRequests", message: "slow down" }, {
+    return Response.json({ kind: "Status", reason: "TooManyRequests", message: "slow down\n" }, {
       status: 429,
       headers: { "retry-after": "30" },
     });
