@@ -1,8 +1,9 @@
 /**
  * The delete controller: for each PV key a worker takes from the "volumes"
  * queue, keep the protection finalizer right, and when the PV is Released
- * with reclaim policy Delete and lives on this node, call DeleteVolume on
- * this node's driver, delete the PV object, then drop the finalizer.
+ * with reclaim policy Delete and lives on this node (in the cache, and again
+ * in the API server's copy read right before), call DeleteVolume on this
+ * node's driver, delete the PV object, then drop the finalizer.
  */
 import type { Segments } from "../csi/types.ts";
 import type {
@@ -20,7 +21,13 @@ import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { BoundedMap } from "../queue/bounded.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
-import { decideDelete, type DeletionSecret, finalizerChange, mayNeedDeleteWork } from "./decide.ts";
+import {
+  confirmDelete,
+  decideDelete,
+  type DeletionSecret,
+  finalizerChange,
+  mayNeedDeleteWork,
+} from "./decide.ts";
 
 /** What the delete controller is given. */
 export interface DeleteControllerDeps {
@@ -147,17 +154,60 @@ export class DeleteController {
       return this.#failed(pv, `persistentvolume ${name} is still attached to node ${attachedTo}`);
     }
     const secrets = await this.#secrets(pv, decision.secret, signal);
+    const confirmed = await this.#confirm(pv, decision, signal);
+    if (confirmed.kind === "stop") return confirmed.outcome;
+    const fresh = confirmed.pv;
     try {
       await this.#deps.csi.deleteVolume({ volume_id: decision.volumeId, secrets }, signal);
     } catch (error) {
-      return this.#failed(pv, (error as Error).message);
+      return this.#failed(fresh, (error as Error).message);
     }
-    this.#deleted.set(name, pv.metadata.uid ?? "");
+    this.#deleted.set(name, fresh.metadata.uid ?? "");
     const seconds = (performance.now() - started) / 1000;
     this.#deps.metrics.deleted(decision.storageClassName, seconds);
     this.#refused.delete(name);
     this.#deps.logger.info({ pv: name, volumeId: decision.volumeId, seconds }, "Deleted volume");
-    return await this.#removeObject(pv, signal);
+    return await this.#removeObject(fresh, signal);
+  }
+
+  /**
+   * Reads the PV from the API server right before DeleteVolume: the cache
+   * may be behind (a stalled watch, a relist, a Retry-After wait), and a
+   * volume deleted on a stale Delete that is now Retain is lost for good.
+   */
+  async #confirm(
+    cached: PersistentVolume,
+    decision: { volumeId: string; secret: DeletionSecret },
+    signal: AbortSignal,
+  ): Promise<{ kind: "go"; pv: PersistentVolume } | { kind: "stop"; outcome: HandleOutcome }> {
+    const name = cached.metadata.name;
+    let fresh: PersistentVolume | undefined;
+    try {
+      fresh = await this.#deps.api.readPersistentVolume(name, signal);
+    } catch (error) {
+      const message = `cannot read persistentvolume ${name} before deleting its volume: ${
+        (error as Error).message
+      }`;
+      return { kind: "stop", outcome: this.#failed(cached, message) };
+    }
+    const storageClass = this.#deps.classes.get(fresh?.spec.storageClassName ?? "");
+    const confirmation = confirmDelete(decision, fresh, { segment: this.#segment, storageClass });
+    switch (confirmation.kind) {
+      case "go":
+        return { kind: "go", pv: fresh! };
+      case "skip":
+        this.#deps.logger.info(
+          { pv: name, reason: confirmation.reason },
+          "Volume no longer needs deletion, skipping",
+        );
+        return { kind: "stop", outcome: DONE };
+      case "changed":
+        this.#deps.logger.info(
+          { pv: name, reason: confirmation.reason },
+          "PV changed since the cache saw it: deciding again",
+        );
+        return { kind: "stop", outcome: RETRY };
+    }
   }
 
   /**

@@ -1,4 +1,4 @@
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { CsiError } from "../csi/status.ts";
 import type { DeleteVolumeRequest } from "../csi/types.ts";
 import type { EventRecord } from "../model/events.ts";
@@ -49,13 +49,22 @@ function pv(options: {
 
 function world(
   initial: PersistentVolume,
-  options: { attachedTo?: string; deleteFails?: CsiError; refusedLimit?: number } = {},
+  options: {
+    attachedTo?: string;
+    deleteFails?: CsiError;
+    refusedLimit?: number;
+    /** The PV as the API server has it (default: as the cache has it); an Error: the read fails. */
+    server?: PersistentVolume | null | Error;
+  } = {},
 ) {
   const record = {
     calls: [] as string[],
     deleted: [] as DeleteVolumeRequest[],
     events: [] as EventRecord[],
     metrics: [] as string[],
+    logs: [] as string[],
+    /** PVs read from the API server. */
+    reads: [] as string[],
   };
   let volume: PersistentVolume | undefined = initial;
   const controller = new DeleteController({
@@ -69,6 +78,12 @@ function world(
       deletePersistentVolume: (name) => {
         record.calls.push(`delete ${name}`);
         return Promise.resolve("deleted");
+      },
+      readPersistentVolume: (name) => {
+        record.reads.push(name);
+        const server = options.server === undefined ? volume : options.server;
+        if (server instanceof Error) return Promise.reject(server);
+        return Promise.resolve(server?.metadata.name === name ? server : undefined);
       },
       readSecretData: (ref) =>
         ref.name === "gone"
@@ -92,7 +107,7 @@ function world(
         evicted: () => record.metrics.push("refused set evicted"),
       },
     },
-    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
+    logger: createLogger({ verbosity: 2, sink: { write: (line) => record.logs.push(line) } }),
   }, {
     segment: { [KEY]: "node-a" },
     ...(options.refusedLimit ? { refusedLimit: options.refusedLimit } : {}),
@@ -111,6 +126,46 @@ Deno.test("a Released PV of this node: DeleteVolume, then the PV, then the final
   deepStrictEqual(w.record.deleted, [{ volume_id: "vol-1", secrets: {} }]);
   deepStrictEqual(w.record.calls, ["delete pvc-1", "finalizer remove pvc-1"]);
   deepStrictEqual(w.record.metrics, ["deleted fast"]);
+  deepStrictEqual(w.record.reads, ["pvc-1"], "read from the API server before DeleteVolume");
+});
+
+Deno.test("a cached Released PV that the API server has as Retain now: no DeleteVolume, the PV stays, logged as upstream", async () => {
+  const w = world(pv(), { server: pv({ policy: "Retain" }) });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.deleted, [], "DeleteVolume was sent on the cache's stale Delete");
+  deepStrictEqual(w.record.calls, [], "the PV object was touched");
+  deepStrictEqual([w.record.events, w.record.metrics], [[], []]);
+  const skipped = w.record.logs.find((line) => line.includes("no longer needs deletion"));
+  ok(skipped?.includes("reclaim policy is Retain, not Delete"), w.record.logs.join(""));
+});
+
+Deno.test("the API server's PV decides: gone, Bound again or another node's means no DeleteVolume", async () => {
+  const cases = [null, pv({ phase: "Bound" }), pv({ node: "node-b" })];
+  for (const server of cases) {
+    const w = world(pv(), { server });
+    deepStrictEqual(await w.sync(), { kind: "done" });
+    deepStrictEqual([w.record.deleted, w.record.calls], [[], []], JSON.stringify(server));
+  }
+});
+
+Deno.test("the PV cannot be read before DeleteVolume: no DeleteVolume, VolumeFailedDelete, retried", async () => {
+  const w = world(pv(), { server: new Error("connection refused") });
+  deepStrictEqual(await w.sync(), { kind: "retry" });
+  deepStrictEqual(w.record.deleted, []);
+  deepStrictEqual(w.record.events.map((e) => [e.reason, e.message]), [[
+    "VolumeFailedDelete",
+    "cannot read persistentvolume pvc-1 before deleting its volume: connection refused",
+  ]]);
+});
+
+Deno.test("the API server's PV names another volume or secret: no DeleteVolume now, decided again later", async () => {
+  const otherHandle = pv();
+  otherHandle.spec.csi = { driver: "test.csi.k8s.io", volumeHandle: "vol-2" };
+  for (const server of [otherHandle, pv({ secret: "creds" })]) {
+    const w = world(pv(), { server });
+    deepStrictEqual(await w.sync(), { kind: "retry" });
+    deepStrictEqual([w.record.deleted, w.record.calls], [[], []]);
+  }
 });
 
 Deno.test("the finalizer is added to a bound Delete PV and removed from a Retain PV, without DeleteVolume", async () => {

@@ -4,7 +4,8 @@
  * controller.go and pkg/controller/controller.go), pure: what to do with the
  * protection finalizer, whether this node deletes the volume, and with which
  * secret. The controller (controller.ts) loads the PV from the cache,
- * calls these and carries the result out.
+ * calls these, confirms a deletion against the PV read from the API server,
+ * and carries the result out.
  */
 import type { Segments } from "../csi/types.ts";
 import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
@@ -110,6 +111,45 @@ export function decideDelete(
         secret: deletionSecret(pv, context.storageClass),
         storageClassName: pv.spec.storageClassName ?? "",
       };
+  }
+}
+
+/** What the PV as the API server has it now says of a deletion decided from the cache. */
+export type Confirmation =
+  | { kind: "go" }
+  /** The PV is gone or no longer to be deleted by this node: nothing to do. */
+  | { kind: "skip"; reason: string }
+  /** Still to be deleted, but with another volume or secret: decide again from a newer cache. */
+  | { kind: "changed"; reason: string };
+
+/**
+ * Whether a deletion decided from the cached PV still holds for `fresh`, the
+ * PV read from the API server right before DeleteVolume: the cache may be
+ * behind by a stalled watch, and an administrator may have switched the PV
+ * to Retain meanwhile. The same decideDelete over the fresh object, as
+ * upstream's deleteVolumeOperation re-checks shouldDelete on a fresh GET.
+ */
+export function confirmDelete(
+  decided: { volumeId: string; secret: DeletionSecret },
+  fresh: PersistentVolume | undefined,
+  context: { segment: Segments; storageClass: StorageClass | undefined },
+): Confirmation {
+  if (fresh === undefined) return { kind: "skip", reason: "PV is gone" };
+  const now = decideDelete(fresh, context);
+  switch (now.kind) {
+    case "ignore":
+      return { kind: "skip", reason: now.reason };
+    case "refuse":
+    case "problem":
+      return { kind: "skip", reason: now.message };
+    case "delete":
+      if (now.volumeId !== decided.volumeId) {
+        return { kind: "changed", reason: `volume handle is now ${now.volumeId}` };
+      }
+      if (JSON.stringify(now.secret) !== JSON.stringify(decided.secret)) {
+        return { kind: "changed", reason: "deletion secret changed" };
+      }
+      return { kind: "go" };
   }
 }
 

@@ -1,6 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { PersistentVolume } from "../model/objects.ts";
 import {
+  confirmDelete,
   decideDelete,
   deletionSecret,
   finalizerChange,
@@ -168,4 +169,29 @@ Deno.test("deletionSecret() reads the annotated secret, or the class's for PVs w
       kind: "none",
     },
   );
+});
+
+Deno.test("confirmDelete() goes only when the API server's PV gives the same deletion", () => {
+  const decided = { volumeId: "vol-1", secret: { kind: "none" as const } };
+  const context = { segment, storageClass: undefined };
+  const confirm = (fresh: PersistentVolume | undefined) => confirmDelete(decided, fresh, context);
+  deepStrictEqual(confirm(pv()), { kind: "go" });
+  deepStrictEqual(confirm(undefined), { kind: "skip", reason: "PV is gone" });
+  deepStrictEqual(confirm(pv({ policy: "Retain" })), {
+    kind: "skip",
+    reason: "reclaim policy is Retain, not Delete",
+  });
+  deepStrictEqual(confirm(pv({ phase: "Bound" })).kind, "skip");
+  deepStrictEqual(confirm(pv({ node: "node-b" })).kind, "skip");
+  deepStrictEqual(confirm(pv({ node: null })).kind, "skip");
+  const moved = pv();
+  moved.spec.csi = { driver: "test.csi.k8s.io", volumeHandle: "vol-2" };
+  deepStrictEqual(confirm(moved), { kind: "changed", reason: "volume handle is now vol-2" });
+  const secret = pv({
+    annotations: {
+      "volume.kubernetes.io/provisioner-deletion-secret-name": "creds",
+      "volume.kubernetes.io/provisioner-deletion-secret-namespace": "apps",
+    },
+  });
+  deepStrictEqual(confirm(secret), { kind: "changed", reason: "deletion secret changed" });
 });

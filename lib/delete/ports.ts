@@ -28,6 +28,8 @@ export interface DeleteApi {
     signal?: AbortSignal,
   ): Promise<"patched" | "gone">;
   deletePersistentVolume(pvName: string, signal?: AbortSignal): Promise<"deleted" | "gone">;
+  /** The PV as the API server has it now (not the cache); undefined when it does not exist. */
+  readPersistentVolume(pvName: string, signal?: AbortSignal): Promise<PersistentVolume | undefined>;
   readSecretData(ref: SecretReference, signal?: AbortSignal): Promise<Record<string, string>>;
 }
 

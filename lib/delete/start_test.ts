@@ -82,6 +82,7 @@ Deno.test("delete workers start only after the VolumeAttachment cache listed: an
     api: {
       patchFinalizer: () => Promise.resolve("patched"),
       deletePersistentVolume: () => Promise.resolve("deleted"),
+      readPersistentVolume: () => Promise.resolve(released),
       readSecretData: () => Promise.resolve({}),
     },
     csi: {

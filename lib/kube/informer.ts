@@ -28,7 +28,7 @@ import {
   type RestartReason,
 } from "./informer_health.ts";
 import { hasStatus, KubeApiError, type StreamEnd } from "./rest_types.ts";
-import type { KubeRest } from "./rest.ts";
+import type { KubeRest, RetryAfterWait } from "./rest.ts";
 import { withoutManagedFields } from "./managed_fields.ts";
 import type { CacheChange, InformerOptions, ListPage, WatchEvent } from "./informer_types.ts";
 
@@ -292,6 +292,24 @@ export class Informer<T> {
     );
   }
 
+  /**
+   * The list or watch waits out a Retry-After inside the REST client (up to
+   * ten waits of up to a minute each): a failure like any other for
+   * readiness, though the pass has not ended. A complete list or a watch
+   * that lasts clears it as usual.
+   */
+  readonly #heldByRetryAfter = (wait: RetryAfterWait): void => {
+    this.#failingSince ??= this.#now();
+    // kube-apiserver's text ends with a newline that would split readiness's one-line reasons.
+    this.#lastError = `${wait.error.status} ${wait.error.message.trim()}: waiting ${
+      Math.round(wait.waitMs / 1000)
+    } s as its Retry-After asks`;
+    this.#options.logger.debug(
+      { resource: this.#options.resource, status: wait.error.status, waitMs: wait.waitMs },
+      "List/watch refused with Retry-After: waiting",
+    );
+  };
+
   #idleTimeoutMs(): number {
     return this.#options.idleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
   }
@@ -308,6 +326,7 @@ export class Informer<T> {
         signal,
         unmetered: continueToken !== undefined,
         withoutManagedFields: this.#options.cutManagedFields === true,
+        onRetryAfter: this.#heldByRetryAfter,
       });
       for (const raw of page.items ?? []) {
         const object = this.#options.trim(raw);
@@ -358,6 +377,7 @@ export class Informer<T> {
           resourceVersion: this.#resourceVersion,
           timeoutSeconds,
         }),
+        onRetryAfter: this.#heldByRetryAfter,
       }, {
         signal: watchEnd.signal,
         inactivityMs: this.#idleTimeoutMs(),

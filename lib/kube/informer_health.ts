@@ -33,7 +33,8 @@ export interface InformerHealth {
   lastEventAt?: number;
   /**
    * Since when it fails to list or watch, if it does: set by the first
-   * failure (error, idle watch, short stream), cleared by a complete list,
+   * failure (error, idle watch, short stream, a wait for a Retry-After the
+   * REST client does for it), cleared by a complete list,
    * by a stream that stayed open MIN_HEALTHY_STREAM_MS or by one that ended
    * after it sent an event.
    */

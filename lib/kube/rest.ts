@@ -53,6 +53,18 @@ export interface KubeRequest {
    */
   withoutManagedFields?: boolean;
   signal?: AbortSignal;
+  /**
+   * Told before each wait for a Retry-After: an informer whose list or watch
+   * is held so counts as failing (readiness), where it would otherwise look
+   * healthy for as long as the waits last.
+   */
+  onRetryAfter?: (wait: RetryAfterWait) => void;
+}
+
+/** A refusal that asked for a wait, and how long the client waits before sending again. */
+export interface RetryAfterWait {
+  error: KubeApiError;
+  waitMs: number;
 }
 
 /** The REST surface the rest of lib/kube uses. */
@@ -122,7 +134,7 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
   };
   return {
     request: <T>(request: KubeRequest) =>
-      followRetryAfter(request.signal, async () => {
+      followRetryAfter(request, async () => {
         const answer = await fetchJson(await prepare(request), TIMEOUTS).catch(heard) as T;
         answers.fire();
         return answer;
@@ -132,7 +144,8 @@ export function createKubeRest(credentials: KubeCredentials, options: KubeRestOp
         answers.fire();
         streamOptions.onOpen?.();
       };
-      return followRetryAfter(streamOptions.signal, async () => {
+      const wait = { signal: streamOptions.signal, onRetryAfter: request.onRetryAfter };
+      return followRetryAfter(wait, async () => {
         const prepared = await prepare({ ...request, signal: streamOptions.signal });
         return await fetchLines(prepared, { ...streamOptions, onOpen }).catch(heard);
       });
@@ -176,7 +189,10 @@ const MAX_RETRY_AFTER_MS = REQUEST_TIMEOUT_MS;
  * the last refusal is what the caller gets.
  */
 async function followRetryAfter<T>(
-  signal: AbortSignal | undefined,
+  request: {
+    signal?: AbortSignal | undefined;
+    onRetryAfter?: KubeRequest["onRetryAfter"] | undefined;
+  },
   attempt: () => Promise<T>,
 ): Promise<T> {
   for (let retries = 0;; retries++) {
@@ -185,7 +201,8 @@ async function followRetryAfter<T>(
     } catch (error) {
       const waitMs = retryAfterMs(error);
       if (waitMs === undefined || retries >= MAX_RETRY_AFTER_RETRIES) throw error;
-      if (!(await sleep(waitMs, signal))) throw error;
+      request.onRetryAfter?.({ error: error as KubeApiError, waitMs });
+      if (!(await sleep(waitMs, request.signal))) throw error;
     }
   }
 }

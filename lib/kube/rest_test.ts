@@ -231,3 +231,26 @@ Deno.test("a watch refused with 429 and Retry-After is opened again", async () =
     strictEqual(seen.length, 2);
   });
 });
+
+Deno.test("onRetryAfter is told of each wait, with the refusal and the wait, for requests and watches", async () => {
+  const watch = () => new Response('{"type":"ADDED"}\n');
+  await withServer(inTurn(refused(429, "0"), refused(503, "0"), watch), async (rest) => {
+    const waits: string[] = [];
+    await rest.stream({
+      method: "GET",
+      path: "/api/v1/pods",
+      unmetered: true,
+      onRetryAfter: (wait) => waits.push(`${wait.error.status} ${wait.waitMs}`),
+    }, { signal: new AbortController().signal, onLine: () => {}, inactivityMs: 5_000 });
+    deepStrictEqual(waits, ["429 0", "503 0"]);
+  });
+  await withServer(inTurn(refused(429, "0"), () => Response.json({})), async (rest) => {
+    const waits: number[] = [];
+    await rest.request({
+      method: "GET",
+      path: "/api/v1/nodes",
+      onRetryAfter: (wait) => waits.push(wait.error.status),
+    });
+    deepStrictEqual(waits, [429]);
+  });
+});

@@ -16,8 +16,6 @@
 import assert from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
-import { kubeconfigToken, tokenFetch } from "../cluster/token_fetch.ts";
-import { waitFor } from "../cluster/wait.ts";
 import { createNamespace } from "../cluster/workloads.ts";
 import { agentEvents, startOurAgents, waitForClaimEvent } from "../integration/support.ts";
 import {
@@ -29,80 +27,10 @@ import {
   waitAllBound,
   waitAllProvisioned,
 } from "./control_plane.ts";
+import { getAs, NAME, occupySeat, throttleAgent } from "./throttle.ts";
 
 const NAMESPACE = "apiserver-throttled";
 const CLAIMS = 20;
-const NAME = "refuse-the-agent";
-
-/** A priority level with no seats of its own and none to borrow: one seat, the rest rejected. */
-const PRIORITY_LEVEL = {
-  apiVersion: "flowcontrol.apiserver.k8s.io/v1",
-  kind: "PriorityLevelConfiguration",
-  metadata: { name: NAME },
-  spec: {
-    type: "Limited",
-    limited: {
-      nominalConcurrencyShares: 0,
-      lendablePercent: 0,
-      borrowingLimitPercent: 0,
-      limitResponse: { type: "Reject" },
-    },
-  },
-};
-
-function flowSchema(serviceAccount: { namespace: string; name: string }) {
-  return {
-    apiVersion: "flowcontrol.apiserver.k8s.io/v1",
-    kind: "FlowSchema",
-    metadata: { name: NAME },
-    spec: {
-      priorityLevelConfiguration: { name: NAME },
-      matchingPrecedence: 100,
-      distinguisherMethod: { type: "ByUser" },
-      rules: [{
-        subjects: [{ kind: "ServiceAccount", serviceAccount }],
-        resourceRules: [{
-          verbs: ["*"],
-          apiGroups: ["*"],
-          resources: ["*"],
-          clusterScope: true,
-          namespaces: ["*"],
-        }],
-        nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }],
-      }],
-    },
-  };
-}
-
-/** GETs `path` as the identity of the kubeconfig; resolves to the status and the body. */
-async function getAs(cluster: RunningCluster, kubeconfigPath: string, path: string) {
-  const http = tokenFetch(cluster.caPem, await kubeconfigToken(kubeconfigPath));
-  try {
-    const response = await http.get(cluster.server, path);
-    return { status: response.status, body: await response.text() };
-  } finally {
-    http.close();
-  }
-}
-
-/**
- * One read after another as the agent's identity, until `signal` aborts: its
- * one seat is mostly taken. Resolves to the reads made and how many of them
- * were refused themselves (the agent held the seat).
- */
-async function occupySeat(
-  cluster: RunningCluster,
-  options: { kubeconfigPath: string; signal: AbortSignal },
-): Promise<{ reads: number; refused: number }> {
-  let reads = 0;
-  let refused = 0;
-  while (!options.signal.aborted) {
-    const read = await getAs(cluster, options.kubeconfigPath, "/openapi/v2");
-    reads++;
-    if (read.status === 429) refused++;
-  }
-  return { reads, refused };
-}
 
 /** Requests kube-apiserver rejected for the flow schema, from its own /metrics. */
 async function rejectedFor(cluster: RunningCluster, schema: string): Promise<number> {
@@ -120,25 +48,9 @@ Deno.test("kube-apiserver refuses the agent's concurrent requests with 429 durin
   try {
     await startOurAgents(cluster);
     const node = cluster.nodes[0]!;
-    const serviceAccount = {
-      namespace: cluster.agentNamespace,
-      name: `csi-provisioner-${node.name}`,
-    };
-    const agentKubeconfig = await cluster.identity({
-      namespace: serviceAccount.namespace,
-      serviceAccount: serviceAccount.name,
-    });
     await createNamespace(cluster.admin, NAMESPACE);
-
-    await cluster.admin.objects.create(PRIORITY_LEVEL);
-    await cluster.admin.objects.create(flowSchema(serviceAccount));
-    await waitFor(async () => {
-      const probes = Array.from({ length: 10 }, () => getAs(cluster, agentKubeconfig, "/api"));
-      return (await Promise.all(probes)).some((probe) => probe.status === 429);
-    }, {
-      description: "kube-apiserver refusing the agent's concurrent requests",
-      timeoutMs: 30_000,
-    });
+    const throttled = await throttleAgent(cluster, node.name);
+    const agentKubeconfig = throttled.kubeconfigPath;
     const rejectedBefore = await rejectedFor(cluster, NAME);
     const throttledAt = performance.now();
     const busy = new AbortController();
@@ -152,8 +64,7 @@ Deno.test("kube-apiserver refuses the agent's concurrent requests with 429 durin
     }
     const seat = await occupied;
     const rejected = (await rejectedFor(cluster, NAME)) - rejectedBefore - seat.refused;
-    await cluster.admin.objects.delete(flowSchema(serviceAccount));
-    await cluster.admin.objects.delete(PRIORITY_LEVEL);
+    await throttled.lift();
     const provisionedMs = performance.now() - throttledAt;
     assert.ok(rejected > 0, "kube-apiserver rejected none of the agent's requests");
 

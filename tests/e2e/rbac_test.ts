@@ -68,7 +68,6 @@ import {
 const CONDITIONAL_CALLS_USED = [
   "patch persistentvolumeclaims",
   "get persistentvolumeclaims",
-  "get persistentvolumes",
   "list snapshot.storage.k8s.io/volumesnapshots",
   "watch snapshot.storage.k8s.io/volumesnapshots",
   "get snapshot.storage.k8s.io/volumesnapshots",
