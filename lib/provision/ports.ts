@@ -68,6 +68,11 @@ export interface ProvisionApi {
   ): Promise<Claim | undefined>;
   removeSelectedNode(claim: Claim, signal?: AbortSignal): Promise<"removed" | "conflict" | "gone">;
   readSecretData(ref: SecretReference, signal?: AbortSignal): Promise<Record<string, string>>;
+  /** As readSecretData; undefined when the Secret (or its namespace) does not exist. */
+  findSecretData(
+    ref: SecretReference,
+    signal?: AbortSignal,
+  ): Promise<Record<string, string> | undefined>;
   readVolumeAttributesClass(
     name: string,
     signal?: AbortSignal,
