@@ -160,6 +160,11 @@ export interface Journal {
    * harmlessly (its volume is found held by its PV, or deleted once more).
    */
   clear(pvName: string, outcome: IntentOutcome): void;
+  /**
+   * Marks an intent as being settled (its claim no longer needs it): it no
+   * longer counts against the entry bound new intents are held to.
+   */
+  settling(pvName: string): void;
   /** Every intent not cleared yet. */
   entries(): Intent[];
   /** The intent of a PV name, undefined once cleared. */

@@ -56,7 +56,7 @@ export function leavesNoVolume(error: unknown): boolean {
 export interface SettlerDeps {
   api: Pick<ProvisionApi, "readPersistentVolume" | "findSecretData">;
   csi: ProvisionCsi;
-  journal: Pick<Journal, "clear">;
+  journal: Pick<Journal, "clear" | "settling">;
   classes: Lookup<StorageClass>;
   events: EventRecorder;
   /** CreateVolume calls of intents that may still finish in the driver. */
@@ -90,6 +90,7 @@ export class Settler {
   async settle(intent: Intent, signal: AbortSignal, claim?: Claim): Promise<SettleResult> {
     const { pvName } = intent;
     if (this.#deps.saverHolds(pvName)) return "done";
+    this.#deps.journal.settling(pvName);
     const log = this.#deps.logger.child({ pv: pvName, claimUid: intent.claim.uid });
     const pv = await this.#deps.api.readPersistentVolume(pvName, signal);
     if (pv !== undefined && holdsThisNodesVolume(pv, this.#options)) {

@@ -72,6 +72,7 @@ Deno.test("a Secret that cannot be read now (Forbidden, API away): nothing is ca
   deepStrictEqual((await w.sync()).kind, "retry");
   deepStrictEqual([w.record.created.length, w.record.deleted.length], [0, 0]);
   strictEqual(w.journal.entries().length, 1);
+  deepStrictEqual([...w.journal.settlingKeys], [PV_NAME], "it no longer counts against the cap");
   w.close();
 });
 
