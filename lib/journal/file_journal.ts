@@ -88,6 +88,8 @@ export class FileJournal<T> {
   #clearsUnwritten = false;
   #clearTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
+  /** Keys of entries being settled: not counted against maxEntries (see settling()). */
+  readonly #settling = new Set<string>();
 
   constructor(file: JournalFile, options: FileJournalOptions<T>, entries: T[]) {
     this.path = file.path;
@@ -139,6 +141,7 @@ export class FileJournal<T> {
     const text = JSON.stringify(entry);
     const previous = this.#entries.get(key);
     if (previous?.text === text) return;
+    this.#settling.delete(key);
     const line = putLine(text);
     const bytes = Buffer.byteLength(line);
     this.#checkBounds(previous?.bytes ?? 0, bytes, key);
@@ -157,6 +160,7 @@ export class FileJournal<T> {
     const previous = this.#entries.get(key);
     if (previous === undefined) return;
     this.#entries.delete(key);
+    this.#settling.delete(key);
     this.#ungroup(key, previous.entry);
     this.#bytes -= previous.bytes;
     this.#options.metrics?.settled(outcome);
@@ -170,6 +174,16 @@ export class FileJournal<T> {
       this.#clearTimer = undefined;
       void this.#writeClears();
     }, delay);
+  }
+
+  /**
+   * Marks an entry as being settled (its caller no longer needs it, only its
+   * end): it stops counting against maxEntries, so that entries waiting long
+   * to be settled never make the journal refuse new ones. maxBytes still
+   * counts it. Recording the key again counts it again.
+   */
+  settling(key: string): void {
+    if (this.#entries.has(key)) this.#settling.add(key);
   }
 
   /** Writes the current state (used after loading a journal that had to be repaired). */
@@ -205,7 +219,7 @@ export class FileJournal<T> {
   #checkBounds(oldBytes: number, newBytes: number, key: string): void {
     const maxEntries = this.#options.maxEntries ?? DEFAULT_MAX_ENTRIES;
     const maxBytes = this.#options.maxBytes ?? DEFAULT_MAX_BYTES;
-    const entries = this.#entries.size + (oldBytes === 0 ? 1 : 0);
+    const entries = this.#entries.size - this.#settling.size + (oldBytes === 0 ? 1 : 0);
     const bytes = this.#bytes - oldBytes + newBytes;
     if (entries > maxEntries || bytes > maxBytes) {
       throw new JournalFullError(

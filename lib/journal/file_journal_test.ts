@@ -260,6 +260,23 @@ Deno.test("the journal refuses entries beyond its bounds, and a file too large i
   deepStrictEqual((await openFileJournal(path, options)).entries(), []);
 });
 
+Deno.test("entries being settled do not count against maxEntries (bytes still do); recorded again, they count", async () => {
+  const path = await tempPath();
+  const { options } = setUp({ maxEntries: 2 });
+  const journal = await openFileJournal(path, options);
+  await journal.record(entry("a"));
+  await journal.record(entry("b"));
+  journal.settling("a");
+  await journal.record(entry("c"));
+  await rejects(journal.record(entry("d")), JournalFullError);
+  journal.settling("b");
+  await journal.record(entry("a", "a new attempt"));
+  await rejects(journal.record(entry("d")), JournalFullError, "a counts again");
+  journal.clear("c", "done");
+  await journal.record(entry("d"));
+  strictEqual(journal.size, 3);
+});
+
 Deno.test("metrics: entries and the oldest entry's age are read at each scrape", async () => {
   const path = await tempPath();
   const { options, registry } = setUp();

@@ -25,7 +25,7 @@ export interface FileJournalOptions<T> {
   validate(raw: unknown): T | string;
   logger: Logger;
   metrics?: JournalMetrics;
-  /** Most entries at once (default 4096). */
+  /** Most entries at once, not counting those being settled (default 4096). */
   maxEntries?: number;
   /** Largest file, in bytes (default 32 MiB). */
   maxBytes?: number;

@@ -204,6 +204,19 @@ export class KubeApi {
     return data;
   }
 
+  /** As readSecretData; undefined when the Secret or its namespace does not exist (404). */
+  async findSecretData(
+    ref: SecretReference,
+    signal?: AbortSignal,
+  ): Promise<Record<string, string> | undefined> {
+    try {
+      return await this.readSecretData(ref, signal);
+    } catch (error) {
+      if (hasStatus(error, 404)) return undefined;
+      throw error;
+    }
+  }
+
   /** Reads a VolumeAttributesClass (storage.k8s.io/v1); undefined when it does not exist. */
   async readVolumeAttributesClass(
     name: string,

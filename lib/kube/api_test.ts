@@ -44,3 +44,13 @@ Deno.test("removeSelectedNode sends null for the annotation, with the same preco
     },
   });
 });
+
+Deno.test("findSecretData: the data decoded, undefined for a 404 (Secret or namespace gone), other errors thrown", async () => {
+  const gone = new KubeApiError(404, "NotFound", 'secrets "creds" not found');
+  const forbidden = new KubeApiError(403, "Forbidden", "secrets is forbidden");
+  const api = new KubeApi(recordingRest([{ data: { token: btoa("t1") } }, gone, forbidden]));
+  const ref = { namespace: "vault", name: "creds" };
+  deepStrictEqual(await api.findSecretData(ref), { token: "t1" });
+  strictEqual(await api.findSecretData(ref), undefined);
+  await rejects(api.findSecretData(ref), /forbidden/);
+});

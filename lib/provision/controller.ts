@@ -16,6 +16,7 @@ import type { CreateVolumeResponse } from "../csi/types.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import { Attempt } from "./attempt.ts";
+import { BackgroundCalls } from "./background_calls.ts";
 import { claimStorageClassName } from "./claim_class.ts";
 import {
   claimSubject,
@@ -44,6 +45,7 @@ export class ProvisionController {
   readonly #slow: SlowSet;
   readonly #settler: Settler;
   readonly #misses: SourceMisses;
+  readonly #background: BackgroundCalls;
 
   constructor(deps: ProvisionControllerDeps, options: ProvisionControllerOptions) {
     this.#deps = deps;
@@ -52,11 +54,13 @@ export class ProvisionController {
       retentionMs: options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS,
       ...(deps.metrics.slowSet ? { observer: deps.metrics.slowSet } : {}),
     });
+    this.#background = new BackgroundCalls(deps.journal);
     this.#settler = new Settler({
       ...deps,
       classes: deps.caches.classes,
+      background: this.#background,
       saverHolds: (pvName) => deps.saver.holds(pvName),
-    }, { driverName: options.decide.driverName });
+    }, { driverName: options.decide.driverName, segment: options.prepare.segment });
     this.#misses = new SourceMisses({
       retentionMs: options.slowRetryMs ?? DEFAULT_SLOW_RETRY_MS,
       ...(deps.metrics.sourceMisses ? { observer: deps.metrics.sourceMisses } : {}),
@@ -96,7 +100,10 @@ export class ProvisionController {
       for (const intent of intents) {
         if (intentFate(intent, claim, this.#options.decide) === "keep") {
           if (cached === undefined) outcome = RETRY;
-        } else if (await this.#settler.settle(intent, signal) === "retry") outcome = RETRY;
+        } else {
+          const same = claim?.metadata.uid === intent.claim.uid ? claim : undefined;
+          if (await this.#settler.settle(intent, signal, same) === "retry") outcome = RETRY;
+        }
       }
     } catch (error) {
       this.#deps.logger.warn({ claim: key, err: error }, "Settling journaled volumes failed");
@@ -178,7 +185,7 @@ export class ProvisionController {
     try {
       response = await this.#deps.csi.createVolume(prepared.request, signal);
     } catch (error) {
-      if (leavesNoVolume(error)) this.#deps.journal.clear(prepared.volumeName, "no_volume");
+      this.#endIntentOnFailure(prepared.volumeName, error);
       return await this.#createFailed({ key, claim, storageClass, plan: prepared }, error, signal);
     }
     this.#deps.race?.settled(key, claim.metadata.uid);
@@ -190,6 +197,25 @@ export class ProvisionController {
     }
     this.#slow.forget(claim.metadata.uid);
     return DONE;
+  }
+
+  /**
+   * A failed CreateVolume ends its intent when the driver made no volume,
+   * unless an earlier call of the volume went to the background and may
+   * still make it.
+   */
+  #endIntentOnFailure(volumeName: string, error: unknown): void {
+    this.#background.noteFailure(volumeName, error);
+    if (!leavesNoVolume(error)) return;
+    if (this.#background.mayStillRun(volumeName)) {
+      this.#deps.logger.info(
+        { pv: volumeName, err: error },
+        "CreateVolume failed, but an earlier call went to the background and may still " +
+          "make the volume: its intent is kept until the volume is settled",
+      );
+      return;
+    }
+    this.#deps.journal.clear(volumeName, "no_volume");
   }
 
   /** What to do instead of provisioning when the claim's PV exists or is being saved. */

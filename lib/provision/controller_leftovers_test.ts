@@ -128,6 +128,29 @@ Deno.test("a 409 for a PV with our volume handle counts as saved", async () => {
   w.close();
 });
 
+Deno.test("a 409 for our volume handle on another node's PV (IDs made from names): ours deleted, a Warning says where", async () => {
+  const w = world();
+  w.pvCreateAnswer({ kind: "exists", existing: pvHolding(PV_NAME, `vol-${PV_NAME}`, "node-b") });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.deleted.map((request) => request.volume_id), [`vol-${PV_NAME}`]);
+  ok(w.record.events[1]?.message.includes(`of driver ${DRIVER} on another node, not volume`));
+  deepStrictEqual(w.journal.entries(), []);
+  w.close();
+});
+
+Deno.test("after a CreateVolume that timed out, a final error on a retry keeps the intent until the volume is settled", async () => {
+  const full = new CsiError("/csi.v1.Controller/CreateVolume", 8, "pool full");
+  const w = world({ answers: [TIMEOUT(), full] });
+  deepStrictEqual(await w.sync(), { kind: "retry" });
+  await w.sync();
+  strictEqual(w.journal.entries().length, 1, "the first call may still make the volume");
+  w.deleteClaim();
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.deleted.map((request) => request.volume_id), [`vol-${PV_NAME}`]);
+  deepStrictEqual(w.journal.entries(), []);
+  w.close();
+});
+
 Deno.test("an intent that cannot be written: no CreateVolume, a Warning, retry", async () => {
   const w = world();
   w.journal.failRecords = new Error("ENOSPC: no space left on device");

@@ -35,7 +35,7 @@ export interface Intent {
 export type IntentOutcome =
   /** Its PV was saved: the normal end. */
   | "pv_saved"
-  /** A PV of that name holds this very volume (found when settling). */
+  /** This node's PV of that name holds the volume (found when settling). */
   | "pv_exists"
   /** The volume was deleted: its claim was gone, replaced, moved, or its PV refused. */
   | "volume_deleted"

@@ -68,6 +68,11 @@ export interface ProvisionApi {
   ): Promise<Claim | undefined>;
   removeSelectedNode(claim: Claim, signal?: AbortSignal): Promise<"removed" | "conflict" | "gone">;
   readSecretData(ref: SecretReference, signal?: AbortSignal): Promise<Record<string, string>>;
+  /** As readSecretData; undefined when the Secret (or its namespace) does not exist. */
+  findSecretData(
+    ref: SecretReference,
+    signal?: AbortSignal,
+  ): Promise<Record<string, string> | undefined>;
   readVolumeAttributesClass(
     name: string,
     signal?: AbortSignal,
@@ -157,6 +162,11 @@ export interface Journal {
    * harmlessly (its volume is found held by its PV, or deleted once more).
    */
   clear(pvName: string, outcome: IntentOutcome): void;
+  /**
+   * Marks an intent as being settled (its claim no longer needs it): it no
+   * longer counts against the entry bound new intents are held to.
+   */
+  settling(pvName: string): void;
   /** Every intent not cleared yet. */
   entries(): Intent[];
   /** The intent of a PV name, undefined once cleared. */

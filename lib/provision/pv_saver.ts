@@ -9,8 +9,9 @@
  * the second as success):
  * - any other 4xx (e.g. 422 for a label the API server rejects): this PV will
  *   never be accepted; a Warning names the field, and the claim is retried;
- * - a 409 for a PV of that name holding another volume (made by another
- *   node's agent): a Warning names both volumes.
+ * - a 409 for a PV of that name holding another volume, or the same handle
+ *   on another node (made by another node's agent; drivers that make volume
+ *   IDs from names give both the same handle): a Warning names both volumes.
  *
  * While the saver holds a PV, its claim is not provisioned again (the
  * controller asks holds()); a claim whose PV was refused in the background is
@@ -24,7 +25,9 @@
  * volume is cleared from the journal once the PV is saved or the volume
  * deleted; if the agent dies before, the intent is settled at start-up.
  */
+import type { Segments } from "../csi/types.ts";
 import type { Logger } from "../log/logger.ts";
+import { accessibilityOn, holdsThisNodesVolume } from "../topology/affinity.ts";
 import type { EventRecorder, Journal, ProvisionApi, ProvisionCsi } from "./ports.ts";
 import type { EventSubject } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
@@ -156,11 +159,17 @@ export class PvSaver {
       if (answer.existing === undefined) throw new Error(`PV ${name} exists and is gone again`);
       const theirs = answer.existing.spec.csi;
       const ours = entry.pv.spec.csi;
-      if (theirs?.driver !== ours?.driver || theirs?.volumeHandle !== ours?.volumeHandle) {
+      const held = holdsThisNodesVolume(answer.existing, {
+        driverName: ours?.driver ?? "",
+        volumeHandle: ours?.volumeHandle ?? "",
+        segment: this.#deps.segment,
+      });
+      if (!held) {
         this.#giveUp(entry, "conflict", {
           what: `PersistentVolume ${name} already exists with volume ` +
-            `${theirs?.volumeHandle ?? "(none)"} of driver ${theirs?.driver ?? "(none)"}, not ` +
-            `volume ${ours?.volumeHandle} that this node created for the claim`,
+            `${theirs?.volumeHandle ?? "(none)"} of driver ${theirs?.driver ?? "(none)"}` +
+            `${elsewhere(answer.existing, this.#deps.segment)}, not volume ` +
+            `${ours?.volumeHandle} that this node created for the claim`,
         });
         return await this.#deleteVolume(entry, signal);
       }
@@ -213,8 +222,16 @@ export class PvSaver {
   }
 }
 
+/** ", on another node" when the PV's node affinity places it elsewhere. */
+function elsewhere(pv: PersistentVolume, segment: Segments | null): string {
+  const { kind } = accessibilityOn(segment)(pv.spec.nodeAffinity);
+  return kind === "notAccessible" ? " on another node" : "";
+}
+
 /** What a PvSaver is built from. */
 export interface PvSaverDeps {
+  /** This node's topology segment: whose PV an existing PV of the same name is. */
+  segment: Segments | null;
   api: Pick<ProvisionApi, "createPersistentVolume">;
   csi: Pick<ProvisionCsi, "deleteVolume">;
   journal: Pick<Journal, "clear">;

@@ -3,9 +3,9 @@
  * reference, the class's current one, never data from the journal), and what
  * each answer of the driver and the API server leads to.
  */
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { CsiError } from "../csi/status.ts";
-import { storageClass } from "../../tests/builders/provision.ts";
+import { claim as buildClaim, storageClass } from "../../tests/builders/provision.ts";
 import { PV_NAME, pvHolding, world } from "../../tests/fakes/provision_world.ts";
 import type { Intent } from "./intent.ts";
 
@@ -62,12 +62,40 @@ Deno.test("a journaled Secret that is gone: the class's current Secret is tried 
   w.close();
 });
 
-Deno.test("no readable Secret: nothing is called, the intent is kept and retried", async () => {
-  const w = world({ claims: [], classes: [], intents: [intent()], secrets: {} });
+Deno.test("a Secret that cannot be read now (Forbidden, API away): nothing is called, the intent is kept and retried", async () => {
+  const w = world({
+    claims: [],
+    classes: [],
+    intents: [intent()],
+    secretErrors: { "vault/creds-v1": 'secrets "creds-v1" is forbidden' },
+  });
   deepStrictEqual((await w.sync()).kind, "retry");
   deepStrictEqual([w.record.created.length, w.record.deleted.length], [0, 0]);
   strictEqual(w.journal.entries().length, 1);
+  deepStrictEqual([...w.journal.settlingKeys], [PV_NAME], "it no longer counts against the cap");
   w.close();
+});
+
+Deno.test("every Secret gone (or its namespace): the volume is deleted without secrets, a Warning on the claim if it is still there", async () => {
+  const moved = buildClaim({
+    metadata: {
+      uid: "old-uid",
+      annotations: { "volume.kubernetes.io/selected-node": "node-b" },
+    },
+  });
+  const w = world({ claims: [moved], classes: [], intents: [intent()], secrets: {} });
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.deleted, [{ volume_id: `vol-${PV_NAME}`, secrets: {} }]);
+  deepStrictEqual(w.journal.log, [`clear ${PV_NAME} volume_deleted`]);
+  const warning = w.record.events.find((event) => event.reason === "DeletionSecretUnavailable");
+  strictEqual(warning?.subject.uid, "old-uid");
+  ok(warning?.message.includes("vault/creds-v1: not found"), warning?.message);
+  const gone = world({ claims: [], classes: [], intents: [intent()], secrets: {} });
+  deepStrictEqual(await gone.sync(), { kind: "done" });
+  strictEqual(gone.record.deleted.length, 1);
+  deepStrictEqual(gone.record.events, [], "no claim to put an Event on: a log line only");
+  w.close();
+  gone.close();
 });
 
 Deno.test("settling: a timeout keeps the intent; a final 'no volume' answer clears it", async () => {
@@ -90,11 +118,39 @@ Deno.test("settling: a timeout keeps the intent; a final 'no volume' answer clea
   refused.close();
 });
 
-Deno.test("settling: a PV of that name with another volume does not save ours", async () => {
+Deno.test("settling: another node's PV of that name with the same handle (IDs made from names) does not hide ours", async () => {
   const w = world({ claims: [], intents: [intent({ provisionerSecret: null })] });
-  w.serverPvs.set(PV_NAME, pvHolding(PV_NAME, "made-on-node-b"));
+  w.serverPvs.set(PV_NAME, pvHolding(PV_NAME, `vol-${PV_NAME}`, "node-b"));
   deepStrictEqual(await w.sync(), { kind: "done" });
   deepStrictEqual(w.record.deleted.map((request) => request.volume_id), [`vol-${PV_NAME}`]);
+  deepStrictEqual(w.journal.log, [`clear ${PV_NAME} volume_deleted`]);
+  w.close();
+});
+
+Deno.test("settling: this node's PV of that name exists: no CreateVolume (it could re-create a volume the delete path removed), the volume is the PV's", async () => {
+  const w = world({ claims: [], intents: [intent({ provisionerSecret: null })] });
+  w.serverPvs.set(PV_NAME, pvHolding(PV_NAME, "whatever-the-driver-said"));
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual([w.record.created.length, w.record.deleted.length], [0, 0]);
+  deepStrictEqual(w.journal.log, [`clear ${PV_NAME} pv_exists`]);
+  w.close();
+});
+
+Deno.test("settling: after a CreateVolume went to the background, a final error keeps the intent until the volume is settled", async () => {
+  const w = world({
+    claims: [],
+    intents: [intent({ provisionerSecret: null })],
+    answers: [
+      new CsiError("/csi.v1.Controller/CreateVolume", 4, "deadline"),
+      new CsiError("/csi.v1.Controller/CreateVolume", 8, "pool full"),
+    ],
+  });
+  deepStrictEqual((await w.sync()).kind, "retry");
+  deepStrictEqual((await w.sync()).kind, "retry", "the first call may still make the volume");
+  strictEqual(w.journal.entries().length, 1);
+  deepStrictEqual(await w.sync(), { kind: "done" });
+  deepStrictEqual(w.record.deleted.map((request) => request.volume_id), [`vol-${PV_NAME}`]);
+  deepStrictEqual(w.journal.log, [`clear ${PV_NAME} volume_deleted`]);
   w.close();
 });
 

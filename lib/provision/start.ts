@@ -100,6 +100,7 @@ export async function startProvisioning(
     logger: logger.child({ component: "pv-saver" }),
     queue: saveQueue,
     retryClaim: (key) => queue.add(key),
+    segment: driver.segment,
   });
   const identity = provisionerIdentity(driver.name, {
     nodeName: config.nodeName,

@@ -7,6 +7,7 @@
 import type { Segments, Topology } from "../csi/types.ts";
 import type {
   NodeSelectorTerm,
+  PersistentVolume,
   SelectorRequirement,
   VolumeNodeAffinity,
 } from "../model/objects.ts";
@@ -141,4 +142,25 @@ export function isConfinedToNode(
       soleInValue(requirement) === name && segment[requirement.key] === name
     )
   );
+}
+
+/**
+ * Whether a PV holds this node's volume of its name: it names the driver (and
+ * the handle, when the caller knows it) and its node affinity does not place
+ * it on another node. Drivers that make volume IDs from the volume name give
+ * the same handle to a volume of the same name on every node, so driver and
+ * handle alone would take another node's PV for this node's. A PV whose
+ * affinity cannot tell (none, one that cannot be evaluated, or a node without
+ * a segment) is taken as
+ * holding it: deleting a volume a PV may hold would lose data, and the delete
+ * path already leaves such PVs to an operator with a Warning.
+ */
+export function holdsThisNodesVolume(
+  pv: PersistentVolume,
+  volume: { driverName: string; volumeHandle?: string; segment: Segments | null },
+): boolean {
+  const csi = pv.spec.csi;
+  if (csi?.driver !== volume.driverName) return false;
+  if (volume.volumeHandle !== undefined && csi.volumeHandle !== volume.volumeHandle) return false;
+  return accessibilityOn(volume.segment)(pv.spec.nodeAffinity).kind !== "notAccessible";
 }

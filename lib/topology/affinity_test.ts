@@ -2,6 +2,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { NodeSelectorTerm, VolumeNodeAffinity } from "../model/objects.ts";
 import {
   accessibilityOn,
+  holdsThisNodesVolume,
   isConfinedToNode,
   volumeIsAccessible,
   volumeNodeAffinity,
@@ -285,4 +286,29 @@ Deno.test("isConfinedToNode(): the node's name counts only in a key whose value 
     false,
     "no segment from the driver",
   );
+});
+
+Deno.test("holdsThisNodesVolume(): driver, handle and node affinity must all be this node's", () => {
+  const here = { "topology.test/node": "node-a" };
+  const pv = (node: string | undefined, handle = "pvc-1", driver = "test.csi") => ({
+    metadata: { name: "pvc-1" },
+    spec: {
+      csi: { driver, volumeHandle: handle },
+      ...(node === undefined ? {} : {
+        nodeAffinity: affinity({
+          matchExpressions: [{ key: "topology.test/node", operator: "In", values: [node] }],
+        }),
+      }),
+    },
+  });
+  const ours = { driverName: "test.csi", volumeHandle: "pvc-1", segment: here };
+  strictEqual(holdsThisNodesVolume(pv("node-a"), ours), true);
+  strictEqual(holdsThisNodesVolume(pv("node-b"), ours), false, "same handle, another node");
+  strictEqual(holdsThisNodesVolume(pv("node-a", "other"), ours), false, "another handle");
+  strictEqual(holdsThisNodesVolume(pv("node-a", "pvc-1", "other.csi"), ours), false);
+  strictEqual(
+    holdsThisNodesVolume(pv("node-a", "any"), { driverName: "test.csi", segment: here }),
+    true,
+  );
+  strictEqual(holdsThisNodesVolume(pv(undefined), ours), true, "no affinity cannot tell: kept");
 });

@@ -11,6 +11,9 @@
  * volume and no PV, the recreated claim ends Bound to one PV, and the
  * driver holds exactly that one volume.
  *
+ * Every moment runs with the driver's volume IDs random and made from the
+ * volume names (as most LVM, ZFS and directory drivers make them).
+ *
  * Why the test driver and not the hostpath one: CreateVolume held in flight
  * and an answer held back after the work are faults only it can inject.
  */
@@ -19,6 +22,7 @@ import type { ClusterNode } from "../cluster/cluster_node.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
+import { VOLUME_IDS, type VolumeIds } from "../csi_driver/config.ts";
 import type { FaultSpec } from "../csi_driver/types.ts";
 import {
   assertClean,
@@ -108,7 +112,7 @@ async function waitForVolumes(node: ClusterNode, uids: string[]): Promise<void> 
  */
 async function atMoment(
   cluster: RunningCluster,
-  options: { namespace: string; fault: FaultSpec },
+  options: { namespace: string; fault: FaultSpec; volumeIds: VolumeIds },
   moment: Moment,
 ): Promise<void> {
   const { namespace } = options;
@@ -130,7 +134,7 @@ async function atMoment(
   const names = await volumeNames(node);
   const oldLeft = oldUids.filter((uid) => names.has(`pvc-${uid}`)).length;
   report(
-    `claim-moments ${namespace}`,
+    `claim-moments ${namespace} ids=${options.volumeIds}`,
     {
       ...injected,
       "claims deleted": 2,
@@ -175,12 +179,19 @@ const MOMENTS: [string, string, Omit<FaultSpec, "method">, Moment][] = [
   ],
 ];
 
-Deno.test("chaos: claims deleted or recreated under the same name at each moment a volume can leak", async (t) => {
-  // A long --timeout: a held answer must reach the agent once released.
-  await using cluster = await startChaosCluster({ capacity: "10Gi", agentArgs: ["--timeout=60s"] });
-  for (const [name, namespace, fault, moment] of MOMENTS) {
-    await t.step(name, async () => {
-      await atMoment(cluster, { namespace, fault: { method: "CreateVolume", ...fault } }, moment);
+for (const volumeIds of VOLUME_IDS) {
+  Deno.test(`chaos: claims deleted or recreated under the same name at each moment a volume can leak (volume IDs: ${volumeIds})`, async (t) => {
+    // A long --timeout: a held answer must reach the agent once released.
+    await using cluster = await startChaosCluster({
+      capacity: "10Gi",
+      agentArgs: ["--timeout=60s"],
+      volumeIds,
     });
-  }
-});
+    for (const [name, namespace, fault, moment] of MOMENTS) {
+      await t.step(name, async () => {
+        const options = { namespace, fault: { method: "CreateVolume" as const, ...fault } };
+        await atMoment(cluster, { ...options, volumeIds }, moment);
+      });
+    }
+  });
+}

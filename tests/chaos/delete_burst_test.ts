@@ -5,7 +5,8 @@
  * driver deletes the volume, then the answer fails, hangs past --timeout or
  * its connection is cut). Every released PV must be deleted exactly once
  * (one successful DELETE in kube-apiserver's audit log, never created
- * again), and its volume gone from the driver.
+ * again), and its volume gone from the driver. Both runs happen with the
+ * driver's volume IDs random and made from the volume names.
  *
  * Why the test driver and not the hostpath one: a latency of 1-2 s per
  * DeleteVolume and lost answers are faults only it can inject.
@@ -15,6 +16,7 @@ import { type AuditEvent, readAuditEvents } from "../cluster/audit.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
 import { createNamespace } from "../cluster/workloads.ts";
+import { VOLUME_IDS, type VolumeIds } from "../csi_driver/config.ts";
 import type { FaultSpec, LostAnswer } from "../csi_driver/types.ts";
 import {
   between,
@@ -56,7 +58,12 @@ function successes(events: AuditEvent[], verb: string): Map<string, number> {
 async function deleteBurst(
   cluster: RunningCluster,
   agent: ChaosAgent,
-  options: { namespace: string; random: () => number; faults: () => FaultSpec },
+  options: {
+    namespace: string;
+    random: () => number;
+    faults: () => FaultSpec;
+    volumeIds: VolumeIds;
+  },
 ): Promise<void> {
   const { namespace, random } = options;
   const node = agent.node;
@@ -114,7 +121,7 @@ async function deleteBurst(
   const created = successes(events, "create");
   const left = [...await node.volumes()].filter((volume) => handles.has(volume.id));
   const notOnce = [...pvNames].filter((name) => deleted.get(name) !== 1 || created.get(name) !== 1);
-  report(`delete-burst ${namespace}`, {
+  report(`delete-burst ${namespace} ids=${options.volumeIds}`, {
     claims: CLAIMS,
     kills: agent.kills - kills,
     "PVs left at kills": remainingAtKills.join("/"),
@@ -133,17 +140,24 @@ async function deleteBurst(
   assert.deepEqual(counted.leaks, [], "volumes without a PV");
 }
 
-Deno.test("chaos: the agent SIGKILLed at random moments while 50 released PVs are deleted", async (t) => {
+for (const volumeIds of VOLUME_IDS) {
+  Deno.test(`chaos: the agent SIGKILLed at random moments while 50 released PVs are deleted (volume IDs: ${volumeIds})`, async (t) => {
+    await deleteBursts(t, volumeIds);
+  });
+}
+
+async function deleteBursts(t: Deno.TestContext, volumeIds: VolumeIds): Promise<void> {
   const seed = chaosSeed();
   const random = seededRandom(seed);
-  console.log(`CHAOS delete-burst seed ${seed}`);
-  await using cluster = await startChaosCluster({ capacity: "100Gi", auditLog: true });
+  console.log(`CHAOS delete-burst ids=${volumeIds} seed ${seed}`);
+  await using cluster = await startChaosCluster({ capacity: "100Gi", auditLog: true, volumeIds });
   const agent = new ChaosAgent(cluster.node("node-a"));
   try {
     await t.step("DeleteVolume takes 1-2 s", async () => {
       await deleteBurst(cluster, agent, {
         namespace: "delete-latency",
         random,
+        volumeIds,
         faults: () => ({ method: "DeleteVolume", ...LATENCY }),
       });
     });
@@ -154,6 +168,7 @@ Deno.test("chaos: the agent SIGKILLed at random moments while 50 released PVs ar
       await deleteBurst(cluster, agent, {
         namespace: "delete-lost",
         random,
+        volumeIds,
         faults: () => ({
           method: "DeleteVolume",
           ...LATENCY,
@@ -165,4 +180,4 @@ Deno.test("chaos: the agent SIGKILLed at random moments while 50 released PVs ar
   } finally {
     await agent.stop();
   }
-});
+}

@@ -4,7 +4,8 @@
  * (the driver does the work, then the answer fails, hangs past the agent's
  * --timeout, or the connection is cut: the agent then exits, crash-only, and
  * is restarted). Every claim must end Bound to exactly one PV, and the
- * driver's volumes must be exactly the PVs' handles.
+ * driver's volumes must be exactly the PVs' handles. Both runs happen with
+ * the driver's volume IDs random and made from the volume names.
  *
  * Why the test driver and not the hostpath one: a latency of 1-2 s per
  * CreateVolume and lost answers are faults only it can inject.
@@ -13,6 +14,7 @@ import assert from "node:assert/strict";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay } from "../cluster/wait.ts";
 import { createNamespace } from "../cluster/workloads.ts";
+import { VOLUME_IDS, type VolumeIds } from "../csi_driver/config.ts";
 import type { LostAnswer } from "../csi_driver/types.ts";
 import {
   assertClean,
@@ -70,14 +72,21 @@ async function killDuringBurst(
   };
 }
 
-Deno.test("chaos: the agent SIGKILLed 10 times at random moments of a 100-claim burst", async (t) => {
+for (const volumeIds of VOLUME_IDS) {
+  Deno.test(`chaos: the agent SIGKILLed 10 times at random moments of a 100-claim burst (volume IDs: ${volumeIds})`, async (t) => {
+    await killBursts(t, volumeIds);
+  });
+}
+
+async function killBursts(t: Deno.TestContext, volumeIds: VolumeIds): Promise<void> {
   const seed = chaosSeed();
   const random = seededRandom(seed);
-  console.log(`CHAOS kill-burst seed ${seed}`);
+  console.log(`CHAOS kill-burst ids=${volumeIds} seed ${seed}`);
   // Ten workers: the burst takes about 15 s of CreateVolume time, long enough for ten kills.
   await using cluster = await startChaosCluster({
     capacity: "100Gi",
     agentArgs: ["--worker-threads=10"],
+    volumeIds,
   });
   const node = cluster.node("node-a");
   const agent = new ChaosAgent(node);
@@ -93,7 +102,7 @@ Deno.test("chaos: the agent SIGKILLed 10 times at random moments of a 100-claim 
       await node.control.clearFaults();
       const counted = await settledLedger(cluster, namespaces);
       report(
-        "kill-burst latency 1-2s",
+        `kill-burst latency 1-2s ids=${volumeIds}`,
         {
           claims: CLAIMS,
           kills: injected.kills,
@@ -131,7 +140,7 @@ Deno.test("chaos: the agent SIGKILLed 10 times at random moments of a 100-claim 
       const calls = await callCounts(node, "CreateVolume");
       const counted = await settledLedger(cluster, namespaces);
       report(
-        "kill-burst lost answers",
+        `kill-burst lost answers ids=${volumeIds}`,
         {
           claims: CLAIMS,
           kills: injected.kills,
@@ -149,4 +158,4 @@ Deno.test("chaos: the agent SIGKILLed 10 times at random moments of a 100-claim 
   } finally {
     await agent.stop();
   }
-});
+}

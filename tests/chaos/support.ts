@@ -13,6 +13,7 @@ import type { ClusterNode } from "../cluster/cluster_node.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
 import { selectedClaim, startOurAgents } from "../integration/support.ts";
+import type { VolumeIds } from "../csi_driver/config.ts";
 
 /** The flags of every chaos agent: short timeouts and retries, so that faults cost seconds. */
 export const CHAOS_AGENT_ARGS: readonly string[] = [
@@ -24,17 +25,27 @@ export const CHAOS_AGENT_ARGS: readonly string[] = [
 ];
 
 /**
- * One node, named node-a, with the project's test driver (the chaos faults,
- * latency and lost answers, are its own) and our agent, started with
+ * One node, named node-a (or the nodes given), with the project's test
+ * driver (the chaos faults, latency and lost answers, are its own; its
+ * volume IDs random or made from names) and our agent, started with
  * CHAOS_AGENT_ARGS and then `agentArgs` (a repeated flag: the last wins).
  */
 export async function startChaosCluster(
-  options: { capacity: string; agentArgs?: string[]; auditLog?: boolean },
+  options: {
+    capacity: string;
+    agentArgs?: string[];
+    auditLog?: boolean;
+    volumeIds?: VolumeIds;
+    nodes?: string[];
+  },
 ): Promise<RunningCluster> {
   const cluster = await startCluster({
-    nodes: ["node-a"],
+    nodes: options.nodes ?? ["node-a"],
     driver: "test",
-    driverOptions: { capacity: { fast: options.capacity } },
+    driverOptions: {
+      capacity: { fast: options.capacity },
+      volumeIds: options.volumeIds ?? "random",
+    },
     storageCapacity: false,
     ...(options.auditLog ? { auditLog: {} } : {}),
   });
@@ -193,7 +204,11 @@ export interface Ledger {
   misbound: string[];
 }
 
-/** Counts claims (of the given namespaces), PVs and volumes, and what does not match. */
+/**
+ * Counts claims (of the given namespaces), PVs and volumes, and what does
+ * not match. A volume is held by a PV that names its handle and its node:
+ * with volume IDs made from names, two nodes' volumes share a handle.
+ */
 export async function ledger(
   cluster: RunningCluster,
   namespaces: string[],
@@ -201,9 +216,16 @@ export async function ledger(
   const claims = (await Promise.all(namespaces.map((ns) => claimsIn(cluster, ns)))).flat();
   const pvs = (await cluster.admin.core.listPersistentVolume()).items
     .filter((pv) => pv.spec?.csi?.driver === cluster.driverName);
-  const volumes = (await Promise.all(cluster.nodes.map((node) => node.volumes()))).flat();
-  const handles = new Set(pvs.map((pv) => pv.spec?.csi?.volumeHandle));
-  const ids = new Set(volumes.map((volume) => volume.id));
+  const nodeNames = cluster.nodes.map((node) => node.name);
+  const volumes = (await Promise.all(
+    cluster.nodes.map(async (node) =>
+      (await node.volumes()).map((volume) => ({ ...volume, node: node.name }))
+    ),
+  )).flat();
+  const handles = new Set(
+    pvs.map((pv) => `${pvNode(pv, nodeNames)}/${pv.spec?.csi?.volumeHandle}`),
+  );
+  const ids = new Set(volumes.map((volume) => `${volume.node}/${volume.id}`));
   const byClaim = countBy(pvs, (pv) => pv.spec?.claimRef?.uid ?? "");
   const byName = countBy(volumes, (volume) => volume.name);
   const pvByName = new Map(pvs.map((pv) => [pv.metadata?.name, pv]));
@@ -212,14 +234,18 @@ export async function ledger(
     bound: claims.filter((claim) => claim.status?.phase === "Bound").length,
     pvs: pvs.length,
     volumes: volumes.length,
-    leaks: volumes.filter((volume) => !handles.has(volume.id)).map((v) => `${v.name} (${v.id})`),
+    leaks: volumes.filter((volume) => !handles.has(`${volume.node}/${volume.id}`)).map((v) =>
+      `${v.name} (${v.id} on ${v.node})`
+    ),
     duplicates: [
       ...[...byClaim].filter(([uid, n]) => uid !== "" && n > 1).map(([uid, n]) =>
         `claim ${uid}: ${n} PVs`
       ),
       ...[...byName].filter(([, n]) => n > 1).map(([name, n]) => `volume ${name}: ${n} times`),
     ],
-    lost: pvs.filter((pv) => !ids.has(pv.spec?.csi?.volumeHandle ?? "")).map(pvName),
+    lost: pvs.filter((pv) =>
+      !ids.has(`${pvNode(pv, nodeNames)}/${pv.spec?.csi?.volumeHandle ?? ""}`)
+    ).map(pvName),
     misbound: claims.filter((claim) => claim.status?.phase === "Bound").filter((claim) =>
       pvByName.get(claim.spec?.volumeName)?.spec?.claimRef?.uid !== claim.metadata?.uid
     ).map((claim) => claim.metadata?.name ?? ""),
@@ -228,6 +254,15 @@ export async function ledger(
 
 function pvName(pv: V1PersistentVolume): string {
   return pv.metadata?.name ?? "";
+}
+
+/** The node a PV's node affinity names (the test driver's topology value is the node name). */
+function pvNode(pv: V1PersistentVolume, nodeNames: string[]): string {
+  const values = (pv.spec?.nodeAffinity?.required?.nodeSelectorTerms ?? [])
+    .flatMap((term) => term.matchExpressions ?? []).flatMap((expression) =>
+      expression.values ?? []
+    );
+  return values.find((value) => nodeNames.includes(value)) ?? "(no node)";
 }
 
 function countBy<T>(items: T[], key: (item: T) => string): Map<string, number> {

@@ -11,6 +11,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ControllerCapabilityType, PluginServiceType } from "../../lib/csi/types.ts";
+import type { VolumeIds } from "../csi_driver/config.ts";
 import type { LogLevel } from "../csi_driver/flags.ts";
 import { driverArgs } from "../csi_driver/spawn.ts";
 import { CsiRecorder } from "./csi_recorder.ts";
@@ -39,6 +40,8 @@ export interface DriverOptions {
   pluginCapabilities?: PluginServiceType[];
   /** Test driver only: its log level; default "info". */
   logLevel?: LogLevel;
+  /** Test driver only: volume IDs random (default) or made from the volume name. */
+  volumeIds?: VolumeIds;
   /** hostpath only: its `--v`; default 4 (see HOSTPATH_VERBOSITY). */
   verbosity?: number;
   /**
@@ -113,6 +116,7 @@ export function testDriverArgs(
       : {}),
     ...(driver.pluginCapabilities ? { pluginCapabilities: driver.pluginCapabilities } : {}),
     ...(driver.logLevel ? { logLevel: driver.logLevel } : {}),
+    ...(driver.volumeIds ? { volumeIds: driver.volumeIds } : {}),
   });
   return ["run", "-A", TEST_DRIVER_MAIN, ...args, ...(driver.extraArgs ?? [])];
 }
@@ -143,7 +147,7 @@ export interface StartDriverOptions {
 
 /** What the test driver cannot be told on its command line when it is hostpath. */
 function refuseTestDriverOptions(driver: DriverOptions): void {
-  const given = (["controllerCapabilities", "pluginCapabilities", "logLevel"] as const)
+  const given = (["controllerCapabilities", "pluginCapabilities", "logLevel", "volumeIds"] as const)
     .filter((key) => driver[key] !== undefined);
   if (given.length > 0) {
     throw new Error(

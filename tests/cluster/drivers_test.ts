@@ -56,6 +56,7 @@ Deno.test("test driver command line: node id, pools, sockets and state dir", () 
     capacity: { fast: "10Gi", slow: "1Gi" },
     driver: {
       controllerCapabilities: ["CREATE_DELETE_VOLUME", "GET_CAPACITY"],
+      volumeIds: "name",
       extraArgs: ["--x"],
     },
   });
@@ -67,6 +68,7 @@ Deno.test("test driver command line: node id, pools, sockets and state dir", () 
   assert.match(joined, /--control-endpoint[ =]unix:\/\/\/run\/c\/nodes\/node-a\/control\.sock/);
   assert.match(joined, /--state-dir[ =]\/run\/c\/nodes\/node-a\/state/);
   assert.match(joined, /--controller-capabilities[ =]CREATE_DELETE_VOLUME,GET_CAPACITY/);
+  assert.match(joined, /--volume-ids[ =]name/);
   assert.equal(args.at(-1), "--x");
 });
 

@@ -109,6 +109,7 @@ export async function openWorld(
     logger: quiet,
     queue: new WorkQueue(),
     retryClaim: () => {},
+    segment: { [TOPOLOGY_KEY]: NODE },
   });
   const controller = new ProvisionController({
     caches: {
@@ -156,6 +157,7 @@ function worldApi(
     readClaim: (key) => Promise.resolve(state.claims[`${key.namespace}/${key.name}`]),
     removeSelectedNode: () => Promise.resolve("removed"),
     readSecretData: () => Promise.reject(new Error("no secrets in this world")),
+    findSecretData: () => Promise.reject(new Error("no secrets in this world")),
     readVolumeAttributesClass: () => Promise.resolve(undefined),
   };
 }

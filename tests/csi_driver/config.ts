@@ -24,7 +24,16 @@ export interface DriverConfig {
   controllerCapabilities: ControllerCapabilityType[];
   pluginCapabilities: PluginServiceType[];
   callLogLimit: number;
+  volumeIds: VolumeIds;
 }
+
+/**
+ * How volume IDs are made: "random" (a UUID, as the hostpath driver) or
+ * "name" (the volume name itself, as democratic-csi and most LVM, ZFS and
+ * directory drivers: the same name gets the same ID on every node).
+ */
+export type VolumeIds = "random" | "name";
+export const VOLUME_IDS: readonly VolumeIds[] = ["random", "name"];
 
 /** A pool as callers write it: sizes in bytes or as quantities ("10Gi"). */
 export interface PoolOption {
@@ -47,6 +56,8 @@ export interface DriverOptions {
   controllerCapabilities?: ControllerCapabilityType[];
   pluginCapabilities?: PluginServiceType[];
   callLogLimit?: number;
+  /** Default "random". */
+  volumeIds?: VolumeIds;
 }
 
 export const DEFAULT_DRIVER_NAME = "test.csi.k8s.io";
@@ -113,6 +124,10 @@ export function resolveDriverConfig(options: DriverOptions): ConfigOutcome {
   const pluginCapabilities = options.pluginCapabilities ?? DEFAULT_PLUGIN_CAPABILITIES;
   checkNames("controller capability", controllerCapabilities, CONTROLLER_CAPABILITIES, problems);
   checkNames("plugin capability", pluginCapabilities, PLUGIN_CAPABILITIES, problems);
+  const volumeIds = options.volumeIds ?? "random";
+  if (!VOLUME_IDS.includes(volumeIds)) {
+    problems.push(`volume IDs "${volumeIds}" must be one of ${VOLUME_IDS.join(", ")}`);
+  }
   if (problems.length > 0 || !socket.ok) return { ok: false, problems };
   return {
     ok: true,
@@ -128,6 +143,7 @@ export function resolveDriverConfig(options: DriverOptions): ConfigOutcome {
       controllerCapabilities: [...controllerCapabilities],
       pluginCapabilities: [...pluginCapabilities],
       callLogLimit: limit,
+      volumeIds,
     },
   };
 }

@@ -117,7 +117,7 @@ function createVolume(
     parameters: request.parameters,
     mutableParameters,
     createdAt: new Date(),
-    newId: randomUUID,
+    newId: backend.config.volumeIds === "name" ? () => request.name : randomUUID,
   });
   if (created) backend.persist();
   return {

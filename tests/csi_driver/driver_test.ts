@@ -37,6 +37,19 @@ Deno.test("CreateVolume with the same name twice returns the same volume and all
   });
 });
 
+Deno.test("with volume IDs made from names, the ID is the volume name, the same on every node", async () => {
+  await withDriver({ volumeIds: "name" }, async ({ driver, csi }) => {
+    const created = await csi.call<CreateVolumeResponse>(
+      "CreateVolume",
+      createRequest("pvc-1", { kind: "fast" }),
+    );
+    strictEqual(created.volume?.volume_id, "pvc-1");
+    deepStrictEqual((await driver.control.volumes()).map((volume) => volume.id), ["pvc-1"]);
+    await csi.call("DeleteVolume", { volume_id: "pvc-1", secrets: {} });
+    deepStrictEqual(await driver.control.volumes(), []);
+  });
+});
+
 Deno.test("CreateVolume with the same name and a larger size is AlreadyExists", async () => {
   await withDriver({}, async ({ csi }) => {
     await csi.call("CreateVolume", createRequest("pvc-1", { bytes: GiB, kind: "fast" }));

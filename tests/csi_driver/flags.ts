@@ -46,6 +46,10 @@ const FLAGS: Record<string, { repeatable?: boolean; value: string; help: string 
     help: "default CONTROLLER_SERVICE,VOLUME_ACCESSIBILITY_CONSTRAINTS",
   },
   "call-log-limit": { value: "N", help: "calls kept for GET /calls, default 10000" },
+  "volume-ids": {
+    value: "random|name",
+    help: "volume IDs: a UUID, or the volume name; default random",
+  },
   "log-level": { value: "LEVEL", help: `one of ${LOG_LEVELS.join(", ")}; default info` },
 };
 
@@ -84,6 +88,7 @@ export function parseDriverFlags(argv: readonly string[]): FlagOutcome {
   copy("vendorVersion", "vendor-version", (v) => v);
   copy("topologyKey", "topology-key", (v) => v);
   copy("stateDir", "state-dir", (v) => v);
+  copy("volumeIds", "volume-ids", (v) => v as DriverOptions["volumeIds"]);
   copy(
     "controllerCapabilities",
     "controller-capabilities",

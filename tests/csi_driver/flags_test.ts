@@ -34,6 +34,7 @@ Deno.test("the documented command line yields pools in flag order and the defaul
     controllerCapabilities: ["CREATE_DELETE_VOLUME", "GET_CAPACITY"],
     pluginCapabilities: ["CONTROLLER_SERVICE", "VOLUME_ACCESSIBILITY_CONSTRAINTS"],
     callLogLimit: 10000,
+    volumeIds: "random",
   });
   strictEqual(outcome.logLevel, "info");
 });
@@ -55,6 +56,7 @@ Deno.test("every optional flag lands in the configuration, bare paths included",
     "--plugin-capabilities=CONTROLLER_SERVICE",
     "--call-log-limit=5",
     "--log-level=silent",
+    "--volume-ids=name",
   ]);
   if (outcome.kind !== "run") throw new Error(JSON.stringify(outcome));
   const { config } = outcome;
@@ -71,6 +73,14 @@ Deno.test("every optional flag lands in the configuration, bare paths included",
   deepStrictEqual(config.controllerCapabilities, ["CREATE_DELETE_VOLUME", "MODIFY_VOLUME"]);
   deepStrictEqual(config.pluginCapabilities, ["CONTROLLER_SERVICE"]);
   strictEqual(outcome.logLevel, "silent");
+  strictEqual(config.volumeIds, "name");
+});
+
+Deno.test("--volume-ids takes random or name only", () => {
+  const base = ["--endpoint=/tmp/x/csi.sock", "--node-id=n", "--capacity=a=1Gi"];
+  deepStrictEqual(problemsOf([...base, "--volume-ids=uuid"]), [
+    'volume IDs "uuid" must be one of random, name',
+  ]);
 });
 
 Deno.test("bad flags are all reported together", () => {

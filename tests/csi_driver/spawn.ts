@@ -78,6 +78,7 @@ export function driverArgs(
     ["--plugin-capabilities", options.pluginCapabilities],
     ["--call-log-limit", options.callLogLimit],
     ["--log-level", options.logLevel],
+    ["--volume-ids", options.volumeIds],
   ];
   for (const [flag, value] of optional) {
     if (value !== undefined) args.push(`${flag}=${Array.isArray(value) ? value.join(",") : value}`);

@@ -6,6 +6,8 @@ export class MemoryJournal implements Journal {
   readonly #entries = new Map<string, Intent>();
   /** Every record and clear, e.g. "record pvc-1", "clear pvc-1 pv_saved". */
   readonly log: string[] = [];
+  /** Intents marked as being settled (and not recorded again since). */
+  readonly settlingKeys = new Set<string>();
   /** The next records fail with this error while set. */
   failRecords: Error | undefined;
 
@@ -16,11 +18,17 @@ export class MemoryJournal implements Journal {
   record(intent: Intent): Promise<void> {
     if (this.failRecords !== undefined) return Promise.reject(this.failRecords);
     this.#entries.set(intent.pvName, structuredClone(intent));
+    this.settlingKeys.delete(intent.pvName);
     this.log.push(`record ${intent.pvName}`);
     return Promise.resolve();
   }
 
+  settling(pvName: string): void {
+    if (this.#entries.has(pvName)) this.settlingKeys.add(pvName);
+  }
+
   clear(pvName: string, outcome: IntentOutcome): void {
+    this.settlingKeys.delete(pvName);
     if (this.#entries.delete(pvName)) this.log.push(`clear ${pvName} ${outcome}`);
   }
 

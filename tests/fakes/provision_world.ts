@@ -11,7 +11,12 @@ import type {
   DeleteVolumeRequest,
 } from "../../lib/csi/types.ts";
 import type { EventRecord } from "../../lib/model/events.ts";
-import type { Claim, PersistentVolume, StorageClass } from "../../lib/model/objects.ts";
+import type {
+  Claim,
+  PersistentVolume,
+  SecretReference,
+  StorageClass,
+} from "../../lib/model/objects.ts";
 import { createLogger } from "../../lib/log/logger.ts";
 import { quiet } from "./logger.ts";
 import { WorkQueue } from "../../lib/queue/work_queue.ts";
@@ -58,9 +63,16 @@ export function volumeOf(request: CreateVolumeRequest, capacity?: string): Creat
 export const reasons = (events: EventRecord[]): string[] =>
   events.map((event) => `${event.type} ${event.reason}`);
 
-/** A PV of our driver holding `volumeHandle`. */
-export function pvHolding(name: string, volumeHandle: string): PersistentVolume {
-  return { metadata: { name }, spec: { csi: { driver: DRIVER, volumeHandle } } };
+/** A PV of our driver holding `volumeHandle` on a node (this one by default). */
+export function pvHolding(name: string, volumeHandle: string, node = NODE): PersistentVolume {
+  const onNode = { key: TOPOLOGY_KEY, operator: "In", values: [node] };
+  return {
+    metadata: { name },
+    spec: {
+      csi: { driver: DRIVER, volumeHandle },
+      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [onNode] }] } },
+    },
+  };
 }
 
 function keyed(claims: Claim[]): Map<string, Claim> {
@@ -94,6 +106,8 @@ export interface WorldOptions {
   intents?: Intent[];
   /** Secrets by "namespace/name"; others are NotFound. Default: any but "missing" exists. */
   secrets?: Record<string, Record<string, string>>;
+  /** Secrets ("namespace/name") whose read fails with this message (e.g. Forbidden). */
+  secretErrors?: Record<string, string>;
   /** Snapshots, contents and PVs the data source checks read. */
   sources?: FakeDataSources;
   prepare?: Partial<ProvisionOptions>;
@@ -142,6 +156,17 @@ function buildWorld(options: WorldOptions) {
   /** The PV saver's clock, moved by hand. */
   const clock = { ms: 1_000_000 };
   let pvAnswer: PvCreateOutcome | undefined;
+  const findSecret = (ref: SecretReference): Promise<Record<string, string> | undefined> => {
+    const name = `${ref.namespace}/${ref.name}`;
+    record.secretReads.push(name);
+    const failure = options.secretErrors?.[name];
+    if (failure !== undefined) return Promise.reject(new Error(failure));
+    return Promise.resolve(
+      options.secrets === undefined
+        ? (ref.name === "missing" ? undefined : { password: "s3cret" })
+        : options.secrets[name],
+    );
+  };
   const csi: ProvisionCsi = {
     createVolume: (request) => {
       record.created.push(request);
@@ -174,16 +199,12 @@ function buildWorld(options: WorldOptions) {
       record.selectedNodeRemoved.push(claim.metadata.name);
       return Promise.resolve("removed");
     },
-    readSecretData: (ref) => {
-      const name = `${ref.namespace}/${ref.name}`;
-      record.secretReads.push(name);
-      const data = options.secrets === undefined
-        ? (ref.name === "missing" ? undefined : { password: "s3cret" })
-        : options.secrets[name];
-      return data === undefined
-        ? Promise.reject(new Error(`secrets "${ref.name}" not found`))
-        : Promise.resolve(data);
+    readSecretData: async (ref) => {
+      const data = await findSecret(ref);
+      if (data === undefined) throw new Error(`secrets "${ref.name}" not found`);
+      return data;
     },
+    findSecretData: findSecret,
     readVolumeAttributesClass: () => Promise.resolve(undefined),
   };
   const events = { record: (event: EventRecord) => record.events.push(event) };
@@ -201,6 +222,7 @@ function buildWorld(options: WorldOptions) {
     }),
     queue: saveQueue,
     retryClaim: (key) => retried.push(key),
+    segment: { [TOPOLOGY_KEY]: NODE },
     now: () => clock.ms,
   });
   const controller = new ProvisionController({
