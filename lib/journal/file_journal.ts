@@ -88,6 +88,12 @@ export class FileJournal<T> {
   #clearsUnwritten = false;
   #clearTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
+  /** Keys whose latest record is in no write that succeeded yet. */
+  readonly #notDurable = new Set<string>();
+  /** Keys recorded since the current write took its lines. */
+  #recordedSince = new Set<string>();
+  /** The error of the last write, until a write succeeds. */
+  #writeError: Error | undefined;
 
   constructor(file: JournalFile, options: FileJournalOptions<T>, entries: T[]) {
     this.path = file.path;
@@ -132,17 +138,20 @@ export class FileJournal<T> {
    * Records (or replaces) an entry; resolves once it is on disk. An entry of
    * the same key keeps its first `since` (the caller passes it through).
    * Rejects with JournalFullError beyond the bounds, and with the I/O error
-   * when the write fails.
+   * when the write fails: the entry then stays in memory but not durable, and
+   * recording it again writes it again.
    */
   async record(entry: T): Promise<void> {
     const key = this.#options.keyOf(entry);
     const text = JSON.stringify(entry);
     const previous = this.#entries.get(key);
-    if (previous?.text === text) return;
+    if (previous?.text === text && !this.#notDurable.has(key)) return;
     const line = putLine(text);
     const bytes = Buffer.byteLength(line);
     this.#checkBounds(previous?.bytes ?? 0, bytes, key);
     this.#put(entry, { text, bytes });
+    this.#notDurable.add(key);
+    this.#recordedSince.add(key);
     this.#unwritten.push(line);
     this.#unwrittenBytes += bytes;
     await this.#commit();
@@ -157,6 +166,7 @@ export class FileJournal<T> {
     const previous = this.#entries.get(key);
     if (previous === undefined) return;
     this.#entries.delete(key);
+    this.#notDurable.delete(key);
     this.#ungroup(key, previous.entry);
     this.#bytes -= previous.bytes;
     this.#options.metrics?.settled(outcome);
@@ -175,6 +185,15 @@ export class FileJournal<T> {
   /** Writes the current state (used after loading a journal that had to be repaired). */
   async flush(): Promise<void> {
     await this.#commit();
+  }
+
+  /**
+   * Why the journal cannot be written now (the last write's error, naming the
+   * path), undefined once a write has succeeded.
+   */
+  writeProblem(): string | undefined {
+    const error = this.#writeError;
+    return error === undefined ? undefined : `${this.path}: ${error.message}`;
   }
 
   /**
@@ -257,13 +276,18 @@ export class FileJournal<T> {
         this.#clearTimer = undefined;
         const lines = this.#unwritten.join("");
         const bytes = this.#unwrittenBytes;
+        const keys = this.#recordedSince;
         this.#unwritten = [];
         this.#unwrittenBytes = 0;
+        this.#recordedSince = new Set();
         try {
           await this.#write(lines, bytes);
+          this.#writeError = undefined;
+          for (const key of keys) if (!this.#recordedSince.has(key)) this.#notDurable.delete(key);
           for (const waiter of batch) waiter.resolve();
         } catch (error) {
           // The file's end is unknown now: the next write replaces it, with these changes in it.
+          this.#writeError = error instanceof Error ? error : new Error(String(error));
           this.#clearsUnwritten ||= clears;
           this.#options.metrics?.writeFailed();
           for (const waiter of batch) waiter.reject(error);
