@@ -18,7 +18,8 @@
  * A missing file is created (and its directory). A file that cannot be read
  * as a journal is renamed `<file>.corrupt-<time>` with one Warning log line
  * naming both files, the valid entries it still had are kept, and the agent
- * goes on: an unreadable journal never stops it. Only the newest few
+ * goes on: an unreadable journal never stops it. The caller (keeper.ts)
+ * holds the journal's lock, so that one process writes it. Only the newest few
  * set-aside files are kept, and the journal refuses new entries beyond its
  * bounds, so its disk use stays bounded.
  */
@@ -52,19 +53,35 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-/** Opens (or creates) the journal at `path`; throws only when the path cannot be used at all. */
+/**
+ * Opens (or creates) the journal at `path`; throws only when its entries
+ * cannot be read. A file that is read but cannot be written now (a full or
+ * read-only disk) opens with its entries and its write problem
+ * (writeProblem()), to be written when the disk takes it.
+ */
 export async function openFileJournal<T>(
   path: string,
   options: FileJournalOptions<T>,
 ): Promise<FileJournal<T>> {
   await mkdir(dirname(path), { recursive: true });
-  await rm(`${path}.tmp`, { force: true });
+  // A leftover of a replacement cut short; the next replacement truncates it anyway.
+  await rm(`${path}.tmp`, { force: true }).catch(() => undefined);
   const loaded = await loadJournal(path, options);
-  const file = loaded.rewrite
-    ? JournalFile.toReplace(path, options.afterStep)
-    : await JournalFile.forAppends(path, { bytes: loaded.bytes, afterStep: options.afterStep });
+  let file = JournalFile.toReplace(path, options.afterStep);
+  if (!loaded.rewrite) {
+    file = await JournalFile.forAppends(path, { bytes: loaded.bytes, afterStep: options.afterStep })
+      .catch(() => file);
+  }
   const journal = new FileJournal(file, options, loaded.entries);
-  if (loaded.rewrite) await journal.flush();
+  if (file.mustReplace) {
+    await journal.flush().catch((error) =>
+      options.logger.warn(
+        { journal: path, err: error },
+        "Writing the intent journal failed; its entries are loaded, and no new volume is " +
+          "created until it is written",
+      )
+    );
+  }
   return journal;
 }
 
