@@ -48,6 +48,16 @@ export class JournalFullError extends Error {
   }
 }
 
+/** A write of the journal that failed, naming the file and the system's error (e.g. ENOSPC). */
+export class JournalWriteError extends Error {
+  readonly code: string | undefined;
+  constructor(path: string, cause: unknown) {
+    super(`${path}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "JournalWriteError";
+    this.code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  }
+}
+
 interface Waiter {
   resolve(): void;
   reject(error: unknown): void;
@@ -110,7 +120,7 @@ export class FileJournal<T> {
   /** Keys recorded since the current write took its lines. */
   #recordedSince = new Set<string>();
   /** The error of the last write, until a write succeeds. */
-  #writeError: Error | undefined;
+  #writeError: JournalWriteError | undefined;
 
   constructor(file: JournalFile, options: FileJournalOptions<T>, entries: T[]) {
     this.path = file.path;
@@ -209,8 +219,7 @@ export class FileJournal<T> {
    * path), undefined once a write has succeeded.
    */
   writeProblem(): string | undefined {
-    const error = this.#writeError;
-    return error === undefined ? undefined : `${this.path}: ${error.message}`;
+    return this.#writeError?.message;
   }
 
   /**
@@ -304,10 +313,10 @@ export class FileJournal<T> {
           for (const waiter of batch) waiter.resolve();
         } catch (error) {
           // The file's end is unknown now: the next write replaces it, with these changes in it.
-          this.#writeError = error instanceof Error ? error : new Error(String(error));
+          this.#writeError = new JournalWriteError(this.path, error);
           this.#clearsUnwritten ||= clears;
           this.#options.metrics?.writeFailed();
-          for (const waiter of batch) waiter.reject(error);
+          for (const waiter of batch) waiter.reject(this.#writeError);
         }
       }
     } finally {

@@ -8,9 +8,12 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { mkdir, mkdtemp, rmdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Registry } from "prom-client";
 import { createLogger } from "../log/logger.ts";
 import type { FileJournalOptions } from "./file_journal.ts";
+import { volatileFilesystem } from "./disk.ts";
 import { JournalKeeper } from "./keeper.ts";
+import { createJournalMetrics } from "./metrics.ts";
 
 interface Entry {
   key: string;
@@ -118,4 +121,23 @@ Deno.test("a journal read but not rewritable opens with its entries, refuses rec
   stop.abort();
   await running;
   await keeper.close();
+});
+
+Deno.test("a journal in memory (tmpfs) is a Warning and a metric; one on disk is not", async () => {
+  const lines: string[] = [];
+  const registry = new Registry();
+  const metrics = createJournalMetrics(registry);
+  const path = join(await Deno.makeTempDir({ dir: "/dev/shm" }), "journal.json");
+  const stop = new AbortController();
+  const keeper = new JournalKeeper(path, options(lines, { metrics }));
+  const running = keeper.run(stop.signal);
+  ok(await keeper.opened(stop.signal));
+  ok(lines.some((line) => line.includes(`${path} is on tmpfs`)), lines.join("\n"));
+  const text = await registry.metrics();
+  ok(text.includes("csi_node_provisioner_journal_volatile 1"), text);
+  ok(text.includes("csi_node_provisioner_journal_writable 1"), text);
+  stop.abort();
+  await running;
+  await keeper.close();
+  strictEqual(await volatileFilesystem(await tempPath()), undefined, "the test's tmpdir is a disk");
 });
