@@ -23,7 +23,7 @@ export interface KeeperTiming {
   maxMs: number;
 }
 
-const DEFAULT_TIMING: KeeperTiming = { lockPollMs: 1000, baseMs: 1000, maxMs: 60_000 };
+const DEFAULT_TIMING: KeeperTiming = { lockPollMs: 1000, baseMs: 1000, maxMs: 30_000 };
 
 /** The journal's lock, file and health, for the life of the agent. */
 export class JournalKeeper<T> {
