@@ -4,7 +4,7 @@
  * written is retried, never thrown, and readiness names the path and error
  * until the disk takes it.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { mkdir, mkdtemp, rmdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,6 +60,8 @@ Deno.test("a second keeper of one journal waits for the first one's lock, says s
       `and writes ${path}`,
   );
   strictEqual(second.journal, undefined, "not opened while the other holds the lock");
+  await rejects(second.record(entry("b")), /waiting for the intent journal's lock/);
+  deepStrictEqual([second.size, second.entries(), second.get("a")], [0, [], undefined]);
   ok(lines.some((line) => line.includes("waiting for the intent journal's lock")));
   await first.close();
   ok(await second.opened(stop.signal));
