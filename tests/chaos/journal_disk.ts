@@ -32,6 +32,43 @@ export class JournalDisk implements AsyncDisposable {
     return new JournalDisk(dir);
   }
 
+  /**
+   * An ext4 file system in an image file, mounted through a loop device with
+   * errors=remount-ro: emergencyReadOnly() then turns it read-only under its
+   * open files, as the kernel does after a disk error.
+   */
+  static async mountExt4(megabytes: number): Promise<JournalDisk> {
+    const dir = mkdtempSync(join(tmpdir(), "chaos-journal-"));
+    const disk = new JournalDisk(dir);
+    writeFileSync(disk.#image, "");
+    Deno.truncateSync(disk.#image, megabytes * 1024 * 1024);
+    await run("mkfs.ext4", ["-q", "-F", disk.#image]);
+    await disk.#mountImage();
+    return disk;
+  }
+
+  get #image(): string {
+    return `${this.dir}.img`;
+  }
+
+  async #mountImage(): Promise<void> {
+    await run("mount", ["-o", "loop,errors=remount-ro", this.#image, this.dir]);
+  }
+
+  /** The kernel's answer to a disk error on an ext4 mounted errors=remount-ro. */
+  async emergencyReadOnly(): Promise<void> {
+    const source = await output("findmnt", ["-n", "-o", "SOURCE", this.dir]);
+    writeFileSync(`/sys/fs/ext4/${source.trim().replace("/dev/", "")}/trigger_fs_error`, "1");
+  }
+
+  /** Unmounts, checks and mounts the ext4 again, writable (nothing may hold files open on it). */
+  async repair(): Promise<void> {
+    await run("umount", [this.dir]);
+    // Exit code 1: errors were corrected.
+    await run("e2fsck", ["-fy", this.#image], [0, 1]);
+    await this.#mountImage();
+  }
+
   /** Fills the disk to the last byte (a file of the free space, then single bytes). */
   fill(): void {
     const path = join(this.dir, FILLER);
@@ -96,6 +133,7 @@ export class JournalDisk implements AsyncDisposable {
       intervalMs: 200,
     });
     rmSync(this.dir, { recursive: true, force: true });
+    rmSync(this.#image, { force: true });
   }
 }
 
@@ -116,10 +154,15 @@ export function allowedNames(disk: JournalDisk, before: string[]): Set<string> {
   return new Set([...disk.seen, ...before]);
 }
 
-async function run(command: string, args: string[]): Promise<void> {
-  const output = await new Deno.Command(command, { args, stdout: "null", stderr: "piped" })
+async function run(command: string, args: string[], codes = [0]): Promise<void> {
+  await output(command, args, codes);
+}
+
+async function output(command: string, args: string[], codes = [0]): Promise<string> {
+  const result = await new Deno.Command(command, { args, stdout: "piped", stderr: "piped" })
     .output();
-  if (!output.success) {
-    throw new Error(`${command} ${args.join(" ")}: ${new TextDecoder().decode(output.stderr)}`);
+  if (!codes.includes(result.code)) {
+    throw new Error(`${command} ${args.join(" ")}: ${new TextDecoder().decode(result.stderr)}`);
   }
+  return new TextDecoder().decode(result.stdout);
 }

@@ -12,7 +12,9 @@
  * agent holds its journal open for writing, so it is remounted while the
  * agent is down): the agent does not exit, deletion goes on, no volume is
  * created; after `remount,rw` with the agent running, provisioning resumes
- * by itself.
+ * by itself. And read-only under the running agent, as the kernel turns an
+ * ext4 mounted errors=remount-ro after a disk error: the same, until the
+ * file system is checked and mounted again.
  */
 import assert from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
@@ -220,6 +222,75 @@ Deno.test("chaos: the journal's disk full mid-burst, then read-only, with kills"
     );
   } finally {
     await disk.readOnly(false).catch(() => undefined);
+    await agent.stop();
+  }
+});
+
+Deno.test("chaos: the journal's disk turns read-only under the running agent (ext4's emergency read-only)", async () => {
+  await using disk = await JournalDisk.mountExt4(16);
+  await using cluster = await startCluster({
+    nodes: ["node-a"],
+    driver: "test",
+    driverOptions: { capacity: { fast: "100Gi" } },
+    storageCapacity: false,
+  });
+  const urls = await startOurAgents(cluster, {
+    args: [...CHAOS_AGENT_ARGS, `--journal-path=${disk.journal}`],
+  });
+  const url = urls.get("node-a")!;
+  const node = cluster.node("node-a");
+  const agent = new ChaosAgent(node);
+  const storageClass = cluster.storageClassName("fast");
+  const namespace = "journal-emergency-ro";
+  try {
+    await createNamespace(cluster.admin, namespace);
+    await createBurst(cluster, { namespace, count: 4, nodes: ["node-a"], storageClass });
+    await waitBound(cluster, namespace, { count: 4, timeoutMs: 60_000 });
+    const before = await createVolumeNames(node);
+    await disk.emergencyReadOnly();
+    await createBurst(cluster, {
+      namespace,
+      count: 4,
+      nodes: ["node-a"],
+      storageClass,
+      prefix: "ro-new",
+    });
+    const body = await waitNotReady(url, "EROFS");
+    await waitForWarning(cluster, namespace, "EROFS", disk.journal);
+    const volumesAtRo = await volumeCount(cluster);
+    await deleteClaim(cluster, { namespace, name: "c-0" });
+    await waitFor(async () => (await volumeCount(cluster)) === volumesAtRo - 1, {
+      description: "a volume deleted while the journal is read-only",
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
+    await delay(3000);
+    const calls = await createVolumeNames(node);
+    const allowed = allowedNames(disk, before);
+    const sentWithoutIntent = calls.filter((name) => !allowed.has(name));
+    const boundWhileRo = await boundIn(cluster, namespace);
+    const exitsWhileRo = agent.selfExits;
+    // The way back from an emergency read-only: stop, check the file system, mount it again.
+    await agent.kill(() => disk.repair());
+    await waitBound(cluster, namespace, { count: 7, timeoutMs: 60_000 });
+    const counted = await settledLedger(cluster, [namespace]);
+    report(
+      "journal-disk emergency read-only",
+      {
+        "claims bound before": 4,
+        "claims created while read-only": 4,
+        "claims deleted while read-only": 1,
+        "restarts after the repair": 1,
+      },
+      counted,
+      { "CreateVolume without intent on disk": sentWithoutIntent.length },
+    );
+    assert.ok(body.includes(`cannot write the intent journal ${disk.journal}`), body);
+    assert.equal(exitsWhileRo, 0, "the agent never exited over its journal");
+    assert.equal(boundWhileRo, 3, "no new claim Bound while read-only");
+    assert.deepEqual(sentWithoutIntent, [], "CreateVolume sent with its intent not on disk");
+    assertClean(counted, { bound: 7 });
+  } finally {
     await agent.stop();
   }
 });
