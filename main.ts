@@ -45,7 +45,8 @@ import { registerInformerMetrics } from "./lib/kube/informer_metrics.ts";
 import { SnapshotDiscovery } from "./lib/kube/snapshots.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
 import { dumpJournal } from "./lib/journal/dump.ts";
-import { type FileJournal, openFileJournal } from "./lib/journal/file_journal.ts";
+import { journalPermissionProblem } from "./lib/journal/disk.ts";
+import { JournalKeeper } from "./lib/journal/keeper.ts";
 import { createJournalMetrics } from "./lib/journal/metrics.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
 import { type Intent, INTENT_JOURNAL_SHAPE } from "./lib/provision/intent.ts";
@@ -124,7 +125,7 @@ async function runAgent(config: Config, env: Record<string, string | undefined>)
   }
   life.track(agent.readiness.run(life.shutdown.signal), { name: "readiness" });
   try {
-    const journal = await openJournal(agent);
+    const journal = await keepJournal(agent);
     const driver = await handshake(connection, { logger, signal: life.shutdown.signal });
     logger.notice(
       { version: VERSION, ...describeDriver(driver) },
@@ -228,25 +229,26 @@ function watchDriver(agent: Agent): void {
   agent.life.track(probe.run(shutdown.signal, halt.signal), { name: "driver probe" });
 }
 
-/** The intent journal on the node's disk; an unusable path ends the agent with its reason. */
-async function openJournal(agent: Agent): Promise<FileJournal<Intent>> {
+/**
+ * The intent journal's keeper: it waits for the journal's lock, opens the
+ * file and heals failed writes in the background, and never ends the agent;
+ * readiness says why while no volume can be created. Only a directory this
+ * process may not write is refused at once: a configuration error no retry
+ * heals (exit code 2, as for a bad flag).
+ */
+async function keepJournal(agent: Agent): Promise<JournalKeeper<Intent>> {
   const path = agent.config.journalPath;
-  try {
-    const journal = await openFileJournal(path, {
-      ...INTENT_JOURNAL_SHAPE,
-      logger: agent.logger.child({ component: "journal" }),
-      metrics: createJournalMetrics(agent.metrics.registry),
-    });
-    agent.logger.info({ journal: path, intents: journal.size }, "Intent journal opened");
-    agent.life.onClose(() => journal.close());
-    return journal;
-  } catch (error) {
-    throw new FatalError(
-      `Cannot use the intent journal ${path}: ${(error as Error).message} ` +
-        "(--journal-path must name a writable file on the node's disk)",
-      { cause: error },
-    );
-  }
+  const problem = await journalPermissionProblem(path);
+  if (problem !== undefined) throw new FatalError(problem, { exitCode: 2 });
+  const keeper = new JournalKeeper(path, {
+    ...INTENT_JOURNAL_SHAPE,
+    logger: agent.logger.child({ component: "journal" }),
+    metrics: createJournalMetrics(agent.metrics.registry),
+  });
+  agent.readiness.set("journal", () => keeper.readiness());
+  agent.life.track(keeper.run(agent.life.shutdown.signal), { name: "intent journal" });
+  agent.life.onClose(() => keeper.close());
+  return keeper;
 }
 
 /** The cluster's adapters, and the controllers on top of them. */
@@ -255,7 +257,7 @@ async function startControllers(
   options: {
     driver: DriverInfo;
     env: Record<string, string | undefined>;
-    journal: FileJournal<Intent>;
+    journal: JournalKeeper<Intent>;
   },
 ) {
   const { config, life } = agent;
@@ -289,6 +291,12 @@ async function startControllers(
     "Informers synced; provisioning claims selected to this node and deleting its released volumes",
   );
   for (const start of work.starts) start();
+  // Claims wait for the journal: until it is loaded its intents are unknown, so none may be created.
+  const journal = options.journal;
+  if (journal.journal === undefined) {
+    agent.logger.warn({ journal: journal.path }, "Provisioning waits for the intent journal");
+  }
+  void journal.opened(life.shutdown.signal).then((opened) => opened && work.claims());
   // Says once, at start-up, when restores cannot work for lack of the CRDs.
   if (driver.controllerCapabilities.has("CREATE_DELETE_SNAPSHOT")) {
     await work.snapshotApi.served().catch(() => undefined);
@@ -333,9 +341,9 @@ async function registerControllers(agent: Agent, parts: {
   kube: KubeConnection;
   queues: WorkQueueMetrics;
   csi: CsiCaller;
-  journal: FileJournal<Intent>;
+  journal: JournalKeeper<Intent>;
   published: PublishedCapacityCache | undefined;
-}): Promise<{ starts: (() => void)[]; snapshotApi: SnapshotDiscovery }> {
+}): Promise<{ claims: () => void; starts: (() => void)[]; snapshotApi: SnapshotDiscovery }> {
   const { config, life, logger } = agent;
   const { driver, kube, queues, published } = parts;
   const { informers, api, events } = kube;
@@ -384,7 +392,7 @@ async function registerControllers(agent: Agent, parts: {
     classes: informers.classes,
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
-  return { starts: [claims, volumes, protection], snapshotApi };
+  return { claims, starts: [volumes, protection], snapshotApi };
 }
 
 /** Start-up's calls to the API server: they wait while it is away, and /readyz says so. */

@@ -4,7 +4,9 @@
  * socket, Probe until ready, GetPluginInfo,
  * GetPluginCapabilities, ControllerGetCapabilities, NodeGetInfo.
  */
-import { stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { getuid } from "node:process";
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../log/logger.ts";
 import { FatalError } from "../runtime/fatal.ts";
@@ -53,6 +55,8 @@ export async function connectToDriver(
     options.logger.notice({ address: connection.target }, message);
   };
   while (!options.signal.aborted) {
+    const denied = await socketAccessProblem(path);
+    if (denied !== undefined) throw new FatalError(denied, { exitCode: 2 });
     if (!(await stat(path).then((s) => s.isSocket(), () => false))) {
       report("Waiting for the CSI driver socket to appear");
       await sleep(250, options.signal);
@@ -64,6 +68,24 @@ export async function connectToDriver(
     await connection.waitForStateChange(state, Date.now() + 1000);
   }
   throw new FatalError("Shut down while connecting to the CSI driver");
+}
+
+/**
+ * What is wrong when this process may not reach the socket (EACCES, EPERM on
+ * the socket or a directory above it): a configuration error no wait heals,
+ * unlike a socket that is not there yet.
+ */
+async function socketAccessProblem(path: string): Promise<string | undefined> {
+  try {
+    await access(path, constants.W_OK);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EACCES" && code !== "EPERM") return undefined;
+    return `the CSI driver socket ${path} is not accessible to uid ${getuid?.()} (${code}): ` +
+      "run the agent as root (runAsUser: 0, as deploy/ does), or as a uid in a group that may " +
+      "write the socket and search its directory (the driver must create it so)";
+  }
 }
 
 /**

@@ -18,7 +18,8 @@
  * A missing file is created (and its directory). A file that cannot be read
  * as a journal is renamed `<file>.corrupt-<time>` with one Warning log line
  * naming both files, the valid entries it still had are kept, and the agent
- * goes on: an unreadable journal never stops it. Only the newest few
+ * goes on: an unreadable journal never stops it. The caller (keeper.ts)
+ * holds the journal's lock, so that one process writes it. Only the newest few
  * set-aside files are kept, and the journal refuses new entries beyond its
  * bounds, so its disk use stays bounded.
  */
@@ -47,24 +48,50 @@ export class JournalFullError extends Error {
   }
 }
 
+/** A write of the journal that failed, naming the file and the system's error (e.g. ENOSPC). */
+export class JournalWriteError extends Error {
+  readonly code: string | undefined;
+  constructor(path: string, cause: unknown) {
+    super(`${path}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "JournalWriteError";
+    this.code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  }
+}
+
 interface Waiter {
   resolve(): void;
   reject(error: unknown): void;
 }
 
-/** Opens (or creates) the journal at `path`; throws only when the path cannot be used at all. */
+/**
+ * Opens (or creates) the journal at `path`; throws only when its entries
+ * cannot be read. A file that is read but cannot be written now (a full or
+ * read-only disk) opens with its entries and its write problem
+ * (writeProblem()), to be written when the disk takes it.
+ */
 export async function openFileJournal<T>(
   path: string,
   options: FileJournalOptions<T>,
 ): Promise<FileJournal<T>> {
   await mkdir(dirname(path), { recursive: true });
-  await rm(`${path}.tmp`, { force: true });
+  // A leftover of a replacement cut short; the next replacement truncates it anyway.
+  await rm(`${path}.tmp`, { force: true }).catch(() => undefined);
   const loaded = await loadJournal(path, options);
-  const file = loaded.rewrite
-    ? JournalFile.toReplace(path, options.afterStep)
-    : await JournalFile.forAppends(path, { bytes: loaded.bytes, afterStep: options.afterStep });
+  let file = JournalFile.toReplace(path, options.afterStep);
+  if (!loaded.rewrite) {
+    file = await JournalFile.forAppends(path, { bytes: loaded.bytes, afterStep: options.afterStep })
+      .catch(() => file);
+  }
   const journal = new FileJournal(file, options, loaded.entries);
-  if (loaded.rewrite) await journal.flush();
+  if (file.mustReplace) {
+    await journal.flush().catch((error) =>
+      options.logger.warn(
+        { journal: path, err: error },
+        "Writing the intent journal failed; its entries are loaded, and no new volume is " +
+          "created until it is written",
+      )
+    );
+  }
   return journal;
 }
 
@@ -90,6 +117,12 @@ export class FileJournal<T> {
   #closed = false;
   /** Keys of entries being settled: not counted against maxEntries (see settling()). */
   readonly #settling = new Set<string>();
+  /** Keys whose latest record is in no write that succeeded yet. */
+  readonly #notDurable = new Set<string>();
+  /** Keys recorded since the current write took its lines. */
+  #recordedSince = new Set<string>();
+  /** The error of the last write, until a write succeeds. */
+  #writeError: JournalWriteError | undefined;
 
   constructor(file: JournalFile, options: FileJournalOptions<T>, entries: T[]) {
     this.path = file.path;
@@ -134,18 +167,21 @@ export class FileJournal<T> {
    * Records (or replaces) an entry; resolves once it is on disk. An entry of
    * the same key keeps its first `since` (the caller passes it through).
    * Rejects with JournalFullError beyond the bounds, and with the I/O error
-   * when the write fails.
+   * when the write fails: the entry then stays in memory but not durable, and
+   * recording it again writes it again.
    */
   async record(entry: T): Promise<void> {
     const key = this.#options.keyOf(entry);
     const text = JSON.stringify(entry);
     const previous = this.#entries.get(key);
-    if (previous?.text === text) return;
+    if (previous?.text === text && !this.#notDurable.has(key)) return;
     this.#settling.delete(key);
     const line = putLine(text);
     const bytes = Buffer.byteLength(line);
     this.#checkBounds(previous?.bytes ?? 0, bytes, key);
     this.#put(entry, { text, bytes });
+    this.#notDurable.add(key);
+    this.#recordedSince.add(key);
     this.#unwritten.push(line);
     this.#unwrittenBytes += bytes;
     await this.#commit();
@@ -161,6 +197,7 @@ export class FileJournal<T> {
     if (previous === undefined) return;
     this.#entries.delete(key);
     this.#settling.delete(key);
+    this.#notDurable.delete(key);
     this.#ungroup(key, previous.entry);
     this.#bytes -= previous.bytes;
     this.#options.metrics?.settled(outcome);
@@ -189,6 +226,14 @@ export class FileJournal<T> {
   /** Writes the current state (used after loading a journal that had to be repaired). */
   async flush(): Promise<void> {
     await this.#commit();
+  }
+
+  /**
+   * Why the journal cannot be written now (the last write's error, naming the
+   * path), undefined once a write has succeeded.
+   */
+  writeProblem(): string | undefined {
+    return this.#writeError?.message;
   }
 
   /**
@@ -271,16 +316,21 @@ export class FileJournal<T> {
         this.#clearTimer = undefined;
         const lines = this.#unwritten.join("");
         const bytes = this.#unwrittenBytes;
+        const keys = this.#recordedSince;
         this.#unwritten = [];
         this.#unwrittenBytes = 0;
+        this.#recordedSince = new Set();
         try {
           await this.#write(lines, bytes);
+          this.#writeError = undefined;
+          for (const key of keys) if (!this.#recordedSince.has(key)) this.#notDurable.delete(key);
           for (const waiter of batch) waiter.resolve();
         } catch (error) {
           // The file's end is unknown now: the next write replaces it, with these changes in it.
+          this.#writeError = new JournalWriteError(this.path, error);
           this.#clearsUnwritten ||= clears;
           this.#options.metrics?.writeFailed();
-          for (const waiter of batch) waiter.reject(error);
+          for (const waiter of batch) waiter.reject(this.#writeError);
         }
       }
     } finally {

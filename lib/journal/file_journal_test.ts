@@ -413,3 +413,31 @@ Deno.test("after a failed append the next write replaces the file, which then ho
   await journal.close();
   deepStrictEqual(await keysOnDisk(path), ["b", "c", "d"]);
 });
+
+Deno.test("a record whose write failed once is written by the next record of the same entry before it resolves", async () => {
+  const path = await tempPath();
+  let failures = 0;
+  // Every write replaces the file, so a failure before the rename leaves the file as it was.
+  const { options } = setUp({
+    compactBytes: 0,
+    afterStep: (step) => {
+      if (step === "tmp-written" && failures > 0) {
+        failures -= 1;
+        throw new Error("ENOSPC: no space left on device");
+      }
+    },
+  });
+  const journal = await openFileJournal(path, options);
+  failures = 1;
+  await rejects(journal.record(entry("a")), /ENOSPC/);
+  deepStrictEqual(await keysOnDisk(path), [], "the failed write left nothing on disk");
+  await journal.record(entry("a"));
+  deepStrictEqual(await keysOnDisk(path), ["a"], "the same entry again is written, not skipped");
+  failures = 1;
+  await rejects(journal.record(entry("a", "changed")), /ENOSPC/);
+  ok(journal.writeProblem()?.includes(`${path}: ENOSPC`), String(journal.writeProblem()));
+  await journal.record(entry("a", "changed"));
+  strictEqual(journal.writeProblem(), undefined);
+  await journal.close();
+  deepStrictEqual((await openFileJournal(path, options)).entries(), [entry("a", "changed")]);
+});

@@ -13,6 +13,10 @@ export interface JournalMetrics {
   writeFailed(): void;
   /** Reads the entry count and the oldest entry from this journal at each scrape. */
   observe(journal: { size: number; oldestSince(): string | undefined }): void;
+  /** Reads at each scrape whether new intents can be written now. */
+  observeWritable(writable: () => boolean): void;
+  /** The journal's directory is in memory (tmpfs, ramfs): a node reboot wipes it. */
+  volatile(inMemory: boolean): void;
 }
 
 /** Creates the metrics in `registry`. */
@@ -22,6 +26,22 @@ export function createJournalMetrics(
 ): JournalMetrics {
   const now = options.now ?? Date.now;
   let source: { size: number; oldestSince(): string | undefined } | undefined;
+  let writable: () => boolean = () => false;
+  new Gauge({
+    name: "csi_node_provisioner_journal_writable",
+    help: "1 when the intent journal is locked, loaded and its last write succeeded; 0 while " +
+      "it waits for its lock, cannot be read or cannot be written (no volume is created then).",
+    registers: [registry],
+    collect() {
+      this.set(writable() ? 1 : 0);
+    },
+  });
+  const volatile = new Gauge({
+    name: "csi_node_provisioner_journal_volatile",
+    help: "1 when the intent journal's directory is in memory (tmpfs or ramfs): a node reboot " +
+      "wipes it, and with it the record of volumes being created.",
+    registers: [registry],
+  });
   new Gauge({
     name: "csi_node_provisioner_journal_entries",
     help:
@@ -54,8 +74,7 @@ export function createJournalMetrics(
   });
   const writeFailures = new Counter({
     name: "csi_node_provisioner_journal_write_failures_total",
-    help:
-      "Journal writes that failed (no CreateVolume is sent while its intent cannot be written).",
+    help: "Journal writes that failed (a CreateVolume is sent only once its intent is written).",
     registers: [registry],
   });
   return {
@@ -63,5 +82,7 @@ export function createJournalMetrics(
     setAside: () => setAside.inc(),
     writeFailed: () => writeFailures.inc(),
     observe: (journal) => (source = journal),
+    observeWritable: (state) => (writable = state),
+    volatile: (inMemory) => volatile.set(inMemory ? 1 : 0),
   };
 }

@@ -179,3 +179,84 @@ function denoFetch(deno: DenoHttp, tls: TlsSettings): TlsFetch {
     close: () => client.close(),
   };
 }
+
+/** An exclusive flock(2) held on an open file; released on release() or when the process ends. */
+export interface FileLock {
+  release(): void;
+}
+
+interface LibcLock {
+  open(path: Uint8Array, flags: number): number;
+  flock(fd: number, operation: number): number;
+  close(fd: number): number;
+}
+
+const O_RDONLY_CLOEXEC = 0o2000000;
+const LOCK_EX_NB = 2 | 4;
+let libc: Promise<LibcLock> | undefined;
+
+/**
+ * libc's open, flock and close through the runtime's FFI: neither runtime
+ * offers flock, and a lock must hold across processes and containers that
+ * share the file. Bun's FFI is imported by a computed name so that Deno
+ * never resolves it.
+ */
+function loadLibc(): Promise<LibcLock> {
+  libc ??= (async () => {
+    const global = globalThis as unknown as { Deno?: DenoFfi; Bun?: unknown };
+    if (global.Bun !== undefined) {
+      const module = "bun:ffi";
+      const ffi = (await import(module)) as BunFfi;
+      return ffi.dlopen("libc.so.6", {
+        open: { args: ["ptr", "i32"], returns: "i32" },
+        flock: { args: ["i32", "i32"], returns: "i32" },
+        close: { args: ["i32"], returns: "i32" },
+      }).symbols;
+    }
+    if (global.Deno !== undefined) {
+      return global.Deno.dlopen("libc.so.6", {
+        open: { parameters: ["buffer", "i32"], result: "i32" },
+        flock: { parameters: ["i32", "i32"], result: "i32" },
+        close: { parameters: ["i32"], result: "i32" },
+      }).symbols;
+    }
+    throw new Error("no FFI for flock: run under Deno or Bun");
+  })();
+  return libc;
+}
+
+interface DenoFfi {
+  dlopen(
+    path: string,
+    symbols: Record<string, { parameters: string[]; result: string }>,
+  ): { symbols: LibcLock };
+}
+
+interface BunFfi {
+  dlopen(
+    path: string,
+    symbols: Record<string, { args: string[]; returns: string }>,
+  ): { symbols: LibcLock };
+}
+
+/**
+ * Takes an exclusive flock(2) on the existing file at `path` without
+ * waiting: the lock, or undefined when another open file holds it. Throws
+ * when the file cannot be opened.
+ */
+export async function tryLockFile(path: string): Promise<FileLock | undefined> {
+  const lib = await loadLibc();
+  const fd = lib.open(new TextEncoder().encode(`${path}\0`), O_RDONLY_CLOEXEC);
+  if (fd < 0) throw new Error(`cannot open ${path} to lock it`);
+  if (lib.flock(fd, LOCK_EX_NB) !== 0) {
+    lib.close(fd);
+    return undefined;
+  }
+  let held = true;
+  return {
+    release: () => {
+      if (held) lib.close(fd);
+      held = false;
+    },
+  };
+}

@@ -1,10 +1,14 @@
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   footprintShrink,
   fullCollection,
   heapUsedBytes,
   serveHttp,
   splitHostPort,
+  tryLockFile,
 } from "./platform.ts";
 
 Deno.test("splitHostPort() understands host:port, :port and [v6]:port", () => {
@@ -56,4 +60,41 @@ Deno.test("heapUsedBytes() reads the heap, and sees it grow while objects are he
   const after = heapUsedBytes();
   strictEqual(before > 0, true);
   strictEqual(after > before, true, `${after} > ${before} while ${held.length} objects are held`);
+});
+
+Deno.test("tryLockFile() holds one exclusive flock per file; another open file waits until release", async () => {
+  const path = join(await mkdtemp(join(tmpdir(), "lock-test-")), "journal.lock");
+  await rejects(tryLockFile(path), /cannot open/);
+  await writeFile(path, "");
+  const first = await tryLockFile(path);
+  ok(first !== undefined);
+  strictEqual(await tryLockFile(path), undefined, "held by the first");
+  first.release();
+  const second = await tryLockFile(path);
+  ok(second !== undefined, "free once released");
+  second.release();
+});
+
+Deno.test("tryLockFile(): a lock another process holds is refused, and freed when that process is killed", async () => {
+  const path = join(await mkdtemp(join(tmpdir(), "lock-test-")), "journal.lock");
+  await writeFile(path, "");
+  const holder = new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      `const lock = await (await import(${JSON.stringify(import.meta.resolve("./platform.ts"))}))` +
+      `.tryLockFile(${JSON.stringify(path)}); console.log(lock ? "held" : "busy"); ` +
+      "await new Promise(() => setInterval(() => {}, 1000));",
+    ],
+    stdout: "piped",
+  }).spawn();
+  const reader = holder.stdout.getReader();
+  strictEqual(new TextDecoder().decode((await reader.read()).value).trim(), "held");
+  strictEqual(await tryLockFile(path), undefined, "held by the other process");
+  holder.kill("SIGKILL");
+  await holder.status;
+  reader.releaseLock();
+  await holder.stdout.cancel();
+  const mine = await tryLockFile(path);
+  ok(mine !== undefined, "released when its holder died");
+  mine.release();
 });

@@ -353,11 +353,12 @@ export class ChaosAgent {
     this.#watching = this.#watchExits();
   }
 
-  /** SIGKILL, then the same command line again. */
-  kill(): Promise<void> {
+  /** SIGKILL, then (after `whileDown`, if given) the same command line again. */
+  kill(whileDown?: () => Promise<void>): Promise<void> {
     this.#busy = this.#busy.then(async () => {
       await this.node.agent!.kill();
       this.kills++;
+      await whileDown?.();
       await this.node.agent!.restart();
     });
     return this.#busy;
