@@ -35,7 +35,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
   const ready = new Gauge({
     name: "csi_node_provisioner_ready",
     help:
-      "1 when the readiness condition is met (csi: the driver answers Probe in time; informers: every informer lists and watches; capacity: published once; apiserver: start-up's calls answered), else 0. /readyz is ready when all are 1.",
+      "1 when the readiness condition is met (csi: the driver answers Probe in time; informers: every informer lists and watches; capacity: published once; journal: the intent journal is locked, loaded and writable; apiserver: start-up's calls answered), else 0. /readyz is ready when all are 1.",
     labelNames: ["condition"] as const,
     registers: [registry],
   });
