@@ -76,6 +76,11 @@ export class JournalKeeper<T> {
     this.#journal?.clear(key, outcome);
   }
 
+  /** See FileJournal.settling(). */
+  settling(key: string): void {
+    this.#journal?.settling(key);
+  }
+
   entries(): T[] {
     return this.#journal?.entries() ?? [];
   }

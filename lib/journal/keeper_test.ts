@@ -143,3 +143,19 @@ Deno.test("a journal in memory (tmpfs) is a Warning and a metric; one on disk is
   await keeper.close();
   strictEqual(await volatileFilesystem(await tempPath()), undefined, "the test's tmpdir is a disk");
 });
+
+Deno.test("the keeper passes settling() on: an entry being settled leaves room for a new one", async () => {
+  const path = await tempPath();
+  const stop = new AbortController();
+  const keeper = new JournalKeeper(path, options([], { maxEntries: 1 }));
+  const running = keeper.run(stop.signal);
+  ok(await keeper.opened(stop.signal));
+  await keeper.record(entry("old"));
+  await rejects(keeper.record(entry("new")), /full/);
+  keeper.settling("old");
+  await keeper.record(entry("new"));
+  deepStrictEqual(keeper.entries().map((e) => e.key).sort(), ["new", "old"]);
+  stop.abort();
+  await running;
+  await keeper.close();
+});
