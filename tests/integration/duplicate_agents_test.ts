@@ -5,7 +5,8 @@
  * other's write. They must say so (a Warning Event DuplicateAgent on the
  * object, a log line, csistoragecapacities_foreign_writes_total) and never
  * flip the objects back and forth in a loop: at most one write back per
- * capacity poll interval each.
+ * capacity poll interval each. The second also waits for the first one's
+ * journal lock, not ready, and says so in /readyz.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -14,7 +15,7 @@ import { startCluster } from "../cluster/cluster.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
 import { spawnLogged } from "../cluster/process.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
-import { scrape, startOurAgents, waitForReady } from "./support.ts";
+import { scrape, startOurAgents } from "./support.ts";
 
 const POLL_S = 5;
 const WINDOW_S = 15;
@@ -72,7 +73,13 @@ Deno.test("two agents for one node: a DuplicateAgent Warning, a log line and a c
   });
   const urls = [first.get("node-a")!, `http://127.0.0.1:${port}`];
   try {
-    await waitForReady(urls[1]!);
+    // The twin shares node-a's journal: it waits for the first agent's lock, and says so.
+    const notReady = await waitFor(async () => {
+      const response = await fetch(`${urls[1]}/readyz`);
+      const body = await response.text();
+      return response.status === 503 && body.includes("intent journal's lock") ? body : undefined;
+    }, { description: "the twin's /readyz naming the journal's lock", timeoutMs: 60_000 });
+    assert.match(notReady, /another agent on this node holds it/);
     const event = await waitFor(async () => {
       const events = await cluster.admin.core.listNamespacedEvent({
         namespace,
