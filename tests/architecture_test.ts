@@ -4,8 +4,9 @@
  *
  * 1. Arrows point down: each folder of lib/ has a layer, and every import
  *    goes to a lower one (so folders form no cycle, and provision/, delete/
- *    and capacity/ never import each other); nothing in lib/ imports
- *    main.ts, tests/ or bench/; every folder of lib/ has a layer.
+ *    and capacity/ never import each other); no files import each other in
+ *    a cycle, type imports included; nothing in lib/ imports main.ts,
+ *    tests/ or bench/; every folder of lib/ has a layer.
  * 2. Decisions are pure: model/, topology/ and secrets/ import only pure
  *    modules, and are pure themselves (no npm package, no node: built-in,
  *    no lib/runtime/platform.ts, through any chain of value imports); so
@@ -127,7 +128,7 @@ export function violations(sources: Map<string, string>): string[] {
   for (const file of imports.keys()) {
     if (DECISIONS.test(file) && impure.has(file)) problems.push(`${file}: a decision is pure`);
   }
-  return [...problems, ...folderCycles(imports)];
+  return [...problems, ...cycles(imports)];
 }
 
 /** Modules that reach an npm package, a node: built-in or the platform module through value imports. */
@@ -148,29 +149,45 @@ function impureModules(imports: Map<string, Import[]>): Set<string> {
   return impure;
 }
 
-/** Cycles between folders of lib/ (type imports included). */
-function folderCycles(imports: Map<string, Import[]>): string[] {
-  const edges = new Map<string, Set<string>>();
+/** Cycles between folders of lib/ and between files (type imports included in both). */
+function cycles(imports: Map<string, Import[]>): string[] {
+  const folders = new Map<string, Set<string>>();
+  const files = new Map<string, Set<string>>();
   for (const [file, list] of imports) {
     const from = folderOf(file);
-    if (from === undefined) continue;
-    for (const { target } of list) {
+    for (const { target, external } of list) {
+      if (external) continue;
+      files.set(file, (files.get(file) ?? new Set()).add(target));
       const to = folderOf(target);
-      if (to !== undefined && to !== from) edges.set(from, (edges.get(from) ?? new Set()).add(to));
+      if (from !== undefined && to !== undefined && to !== from) {
+        folders.set(from, (folders.get(from) ?? new Set()).add(to));
+      }
     }
   }
-  const found: string[] = [];
-  const visit = (folder: string, path: string[]) => {
-    if (path.includes(folder)) {
-      found.push(
-        `folders form a cycle: ${[...path.slice(path.indexOf(folder)), folder].join(" → ")}`,
-      );
-      return;
+  return [
+    ...cyclesOf(folders).map((cycle) => `folders form a cycle: ${cycle.join(" → ")}`),
+    ...cyclesOf(files).map((cycle) => `files form a cycle: ${cycle.join(" → ")}`),
+  ];
+}
+
+/** A cycle for each edge back to a node still open in a depth-first search. */
+function cyclesOf(edges: Map<string, Set<string>>): string[][] {
+  const open = new Set<string>();
+  const done = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string, stack: string[]) => {
+    open.add(node);
+    stack.push(node);
+    for (const next of [...(edges.get(node) ?? [])].sort()) {
+      if (open.has(next)) found.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!done.has(next)) visit(next, stack);
     }
-    for (const next of edges.get(folder) ?? []) visit(next, [...path, folder]);
+    stack.pop();
+    open.delete(node);
+    done.add(node);
   };
-  for (const folder of [...edges.keys()].sort()) visit(folder, []);
-  return [...new Set(found)];
+  for (const node of [...edges.keys()].sort()) if (!done.has(node)) visit(node, []);
+  return found;
 }
 
 async function readTree(): Promise<Map<string, string>> {
@@ -217,6 +234,15 @@ function cleanTree(): Map<string, string> {
 
 Deno.test("the checker accepts a tree that keeps the rules", () => {
   deepStrictEqual(violations(cleanTree()), []);
+});
+
+Deno.test("rule 1 fails: files of one folder that import each other in a cycle, types included", () => {
+  const tree = cleanTree();
+  tree.set("lib/provision/race.ts", 'import { report } from "./race_report.ts";');
+  tree.set("lib/provision/race_report.ts", 'import type { Race } from "./race.ts";');
+  deepStrictEqual(violations(tree), [
+    "files form a cycle: lib/provision/race.ts → lib/provision/race_report.ts → lib/provision/race.ts",
+  ]);
 });
 
 Deno.test("rule 1 fails: an import up a layer, a path importing another path, a cycle, lib/ importing tests/", () => {

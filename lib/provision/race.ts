@@ -23,29 +23,14 @@ import type { Claim, StorageClass } from "../model/objects.ts";
 import { type Clock, realClock } from "../queue/clock.ts";
 import { JitteredExponentialRateLimiter } from "../queue/rate_limiters.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
-import type { SourceFacts } from "./content_source.ts";
 import type { RaceDeps, RaceOptions } from "./race_ports.ts";
 import { Commitments } from "./race_commitments.ts";
 import { mayRace } from "./race_eligibility.ts";
 import { RaceReporter } from "./race_report.ts";
+import type { Race } from "./race_state.ts";
+import type { SourceFacts } from "./content_source.ts";
 import { takeTurn, type Turn, unowned } from "./race_turn.ts";
 import { readClaimSourceFacts } from "./source_loader.ts";
-
-/** One claim this node races for (or, when it may not race, watches for the summary). */
-export interface Race {
-  key: string;
-  uid: string;
-  /** clock.now() when this node first saw the claim unowned. */
-  since: number;
-  /** The delay timer's cancel, while it runs. */
-  timer: (() => void) | undefined;
-  /** The timer fired: the next sync of the key takes the turn. */
-  due: boolean;
-  /** Aborted when the race ends during a turn. */
-  turn: AbortController | undefined;
-  /** The claim's snapshot or clone source, read once when the race starts. */
-  source: SourceFacts | undefined;
-}
 
 const DONE: HandleOutcome = { kind: "done" };
 

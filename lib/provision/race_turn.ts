@@ -8,7 +8,7 @@
 import { ANN_SELECTED_NODE } from "../model/keys.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
 import type { Clock } from "../queue/clock.ts";
-import type { Race } from "./race.ts";
+import type { Race } from "./race_state.ts";
 import type { Commitments } from "./race_commitments.ts";
 import { checkCapacity } from "./race_check.ts";
 import { mayRace } from "./race_eligibility.ts";
