@@ -17,25 +17,24 @@
  * file system is checked and mounted again.
  */
 import assert from "node:assert/strict";
-import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
 import { createNamespace } from "../cluster/workloads.ts";
-import { startOurAgents } from "../integration/support.ts";
 import { allowedNames, createVolumeNames, JournalDisk } from "./journal_disk.ts";
 import {
   assertClean,
   between,
   boundIn,
-  CHAOS_AGENT_ARGS,
   ChaosAgent,
   chaosSeed,
   claimsIn,
   createBurst,
   deleteClaim,
+  type Ledger,
   report,
   seededRandom,
   settledLedger,
+  startChaosAgents,
   waitBound,
 } from "./support.ts";
 
@@ -79,24 +78,49 @@ async function volumeCount(cluster: RunningCluster): Promise<number> {
   return (await cluster.node("node-a").volumes()).length;
 }
 
+/**
+ * The scenario's CHAOS line, then what every read-only scenario must show:
+ * /readyz named the journal it could not write, and no CreateVolume went
+ * out with its intent not on disk.
+ */
+function reportReadOnly(
+  scenario: string,
+  injected: Record<string, number>,
+  seen: { counted: Ledger; sentWithoutIntent: string[]; readyz: string; journal: string },
+): void {
+  const { counted, sentWithoutIntent, readyz, journal } = seen;
+  report(scenario, injected, counted, {
+    "CreateVolume without intent on disk": sentWithoutIntent.length,
+  });
+  assert.ok(readyz.includes(`cannot write the intent journal ${journal}`), readyz);
+  assert.deepEqual(sentWithoutIntent, [], "CreateVolume sent with its intent not on disk");
+}
+
+/** node-a with our agent, its journal on `disk`, and what each scenario uses of them. */
+async function startOnDisk(disk: JournalDisk) {
+  const { cluster, urls } = await startChaosAgents({
+    capacity: "100Gi",
+    agentArgs: [`--journal-path=${disk.journal}`],
+  });
+  const node = cluster.node("node-a");
+  const agent = new ChaosAgent(node);
+  return {
+    cluster,
+    url: urls.get("node-a")!,
+    node,
+    agent,
+    storageClass: cluster.storageClassName("fast"),
+  };
+}
+
 Deno.test("chaos: the journal's disk full mid-burst, then read-only, with kills", async (t) => {
   const seed = chaosSeed();
   const random = seededRandom(seed);
   console.log(`CHAOS journal-disk seed ${seed}`);
   await using disk = await JournalDisk.mount("64k");
-  await using cluster = await startCluster({
-    nodes: ["node-a"],
-    driver: "test",
-    driverOptions: { capacity: { fast: "100Gi" } },
-    storageCapacity: false,
-  });
-  const urls = await startOurAgents(cluster, {
-    args: [...CHAOS_AGENT_ARGS, `--journal-path=${disk.journal}`],
-  });
-  const url = urls.get("node-a")!;
-  const node = cluster.node("node-a");
-  const agent = new ChaosAgent(node);
-  const storageClass = cluster.storageClassName("fast");
+  const started = await startOnDisk(disk);
+  await using cluster = started.cluster;
+  const { url, node, agent, storageClass } = started;
   const namespaces: string[] = [];
   let expectBound = 0;
   try {
@@ -203,7 +227,7 @@ Deno.test("chaos: the journal's disk full mid-burst, then read-only, with kills"
         expectBound += 5;
         await waitBound(cluster, namespace, { count: 5, timeoutMs: 60_000 });
         const counted = await settledLedger(cluster, namespaces);
-        report(
+        reportReadOnly(
           "journal-disk read-only",
           {
             "claims bound before": 4,
@@ -211,11 +235,8 @@ Deno.test("chaos: the journal's disk full mid-burst, then read-only, with kills"
             "claims deleted while read-only": 3,
             "starts on a read-only journal": 2,
           },
-          counted,
-          { "CreateVolume without intent on disk": sentWithoutIntent.length },
+          { counted, sentWithoutIntent, readyz: body, journal: disk.journal },
         );
-        assert.ok(body.includes(`cannot write the intent journal ${disk.journal}`), body);
-        assert.deepEqual(sentWithoutIntent, [], "CreateVolume sent with its intent not on disk");
         assertClean(counted, { bound: expectBound });
         assert.equal(agent.selfExits, 0, "the agent never exited over its journal");
       },
@@ -228,19 +249,9 @@ Deno.test("chaos: the journal's disk full mid-burst, then read-only, with kills"
 
 Deno.test("chaos: the journal's disk turns read-only under the running agent (ext4's emergency read-only)", async () => {
   await using disk = await JournalDisk.mountExt4(16);
-  await using cluster = await startCluster({
-    nodes: ["node-a"],
-    driver: "test",
-    driverOptions: { capacity: { fast: "100Gi" } },
-    storageCapacity: false,
-  });
-  const urls = await startOurAgents(cluster, {
-    args: [...CHAOS_AGENT_ARGS, `--journal-path=${disk.journal}`],
-  });
-  const url = urls.get("node-a")!;
-  const node = cluster.node("node-a");
-  const agent = new ChaosAgent(node);
-  const storageClass = cluster.storageClassName("fast");
+  const started = await startOnDisk(disk);
+  await using cluster = started.cluster;
+  const { url, node, agent, storageClass } = started;
   const namespace = "journal-emergency-ro";
   try {
     await createNamespace(cluster.admin, namespace);
@@ -274,7 +285,7 @@ Deno.test("chaos: the journal's disk turns read-only under the running agent (ex
     await agent.kill(() => disk.repair());
     await waitBound(cluster, namespace, { count: 7, timeoutMs: 60_000 });
     const counted = await settledLedger(cluster, [namespace]);
-    report(
+    reportReadOnly(
       "journal-disk emergency read-only",
       {
         "claims bound before": 4,
@@ -282,13 +293,10 @@ Deno.test("chaos: the journal's disk turns read-only under the running agent (ex
         "claims deleted while read-only": 1,
         "restarts after the repair": 1,
       },
-      counted,
-      { "CreateVolume without intent on disk": sentWithoutIntent.length },
+      { counted, sentWithoutIntent, readyz: body, journal: disk.journal },
     );
-    assert.ok(body.includes(`cannot write the intent journal ${disk.journal}`), body);
     assert.equal(exitsWhileRo, 0, "the agent never exited over its journal");
     assert.equal(boundWhileRo, 3, "no new claim Bound while read-only");
-    assert.deepEqual(sentWithoutIntent, [], "CreateVolume sent with its intent not on disk");
     assertClean(counted, { bound: 7 });
   } finally {
     await agent.stop();

@@ -30,15 +30,22 @@ export const CHAOS_AGENT_ARGS: readonly string[] = [
  * volume IDs random or made from names) and our agent, started with
  * CHAOS_AGENT_ARGS and then `agentArgs` (a repeated flag: the last wins).
  */
-export async function startChaosCluster(
-  options: {
-    capacity: string;
-    agentArgs?: string[];
-    auditLog?: boolean;
-    volumeIds?: VolumeIds;
-    nodes?: string[];
-  },
-): Promise<RunningCluster> {
+export async function startChaosCluster(options: ChaosClusterOptions): Promise<RunningCluster> {
+  return (await startChaosAgents(options)).cluster;
+}
+
+export interface ChaosClusterOptions {
+  capacity: string;
+  agentArgs?: string[];
+  auditLog?: boolean;
+  volumeIds?: VolumeIds;
+  nodes?: string[];
+}
+
+/** startChaosCluster, and each node's agent URL (its /readyz and /metrics). */
+export async function startChaosAgents(
+  options: ChaosClusterOptions,
+): Promise<{ cluster: RunningCluster; urls: Map<string, string> }> {
   const cluster = await startCluster({
     nodes: options.nodes ?? ["node-a"],
     driver: "test",
@@ -50,12 +57,12 @@ export async function startChaosCluster(
     ...(options.auditLog ? { auditLog: {} } : {}),
   });
   try {
-    await startOurAgents(cluster, { args: [...CHAOS_AGENT_ARGS, ...(options.agentArgs ?? [])] });
+    const args = [...CHAOS_AGENT_ARGS, ...(options.agentArgs ?? [])];
+    return { cluster, urls: await startOurAgents(cluster, { args }) };
   } catch (error) {
     await cluster[Symbol.asyncDispose]();
     throw error;
   }
-  return cluster;
 }
 
 /** Calls of a method the driver got, and those whose answer the agent did not get (not OK). */
