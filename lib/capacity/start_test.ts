@@ -4,12 +4,11 @@ import type { KubeRequest, KubeRest } from "../kube/rest.ts";
 import { NoAnswerError } from "../kube/rest_fetch.ts";
 import { KubeApiError } from "../kube/rest_types.ts";
 import { type StartupCall, startupRetry } from "../kube/startup_retry.ts";
-import { createLogger } from "../log/logger.ts";
 import { FatalError } from "../runtime/fatal.ts";
 import { CAPACITY_API_MISSING } from "./options.ts";
 import { findCapacityOwner, requireCapacityApi } from "./start.ts";
+import { quiet } from "../../tests/fakes/logger.ts";
 
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 const once: StartupCall = (_what, call) => call(new AbortController().signal);
 
 /** An API server that answers GETs from a table of paths; records what was asked. */

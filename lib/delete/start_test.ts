@@ -8,14 +8,13 @@ import { Registry } from "prom-client";
 import { parseConfig } from "../config/config.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { DeleteVolumeRequest } from "../csi/types.ts";
-import { createLogger } from "../log/logger.ts";
 import type { EventRecord } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { createWorkQueueMetrics } from "../queue/prometheus_metrics.ts";
 import { Lifecycle } from "../runtime/lifecycle.ts";
 import { startDeletion } from "./start.ts";
+import { quiet } from "../../tests/fakes/logger.ts";
 
-const quiet = createLogger({ verbosity: 0, sink: { write: () => {} } });
 const KEY = "topology.test.csi.k8s.io/node";
 
 const released: PersistentVolume = {

@@ -10,9 +10,8 @@
  * one, never a mix; its handle then serves the appends that follow.
  *
  * An append costs one system call where a replacement costs eight and
- * writes every live entry again: measured in the compiled agent's runtime,
- * 0.2-0.3 ms of CPU for an append against 0.9-1.0 ms for a replacement of a
- * 1 KB journal. After any failed write the state of the file's end is not
+ * writes every live entry again, so appends are the rule and replacements
+ * the exception. After any failed write the state of the file's end is not
  * known, so the next write must be a replacement.
  */
 import { Buffer } from "node:buffer";

@@ -4,10 +4,10 @@
  * the in-cluster ServiceAccount; --master overrides the server URL.
  *
  * The common cases (in-cluster tokens, token and certificate kubeconfigs) are
- * read here directly. Loading @kubernetes/client-node costs about 29 MiB of
+ * read here directly. Loading @kubernetes/client-node costs tens of MiB of
  * resident memory in the compiled binary, on every node, so it is imported
- * only for kubeconfigs whose user needs an exec or auth-provider plugin; the
- * YAML parser (7 MiB) only for kubeconfigs that are not JSON. In a pod
+ * only for kubeconfigs whose user needs an exec or auth-provider plugin, and
+ * the YAML parser only for kubeconfigs that are not JSON. In a pod
  * (in-cluster credentials) neither is ever loaded.
  */
 import { readFileSync } from "node:fs";

@@ -6,12 +6,12 @@
  * as long as the waits lasted (up to ten minutes).
  */
 import { ok, strictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
 import { TokenBucket } from "../queue/token_bucket.ts";
 import type { KubeCredentials } from "./credentials.ts";
 import { Informer } from "./informer.ts";
 import { InformerHealthSet } from "./informer_health.ts";
 import { createKubeRest } from "./rest.ts";
+import { quiet } from "../../tests/fakes/logger.ts";
 
 const WINDOW_MS = 30_000;
 
@@ -41,7 +41,7 @@ Deno.test("a watch held by Retry-After waits counts as failing for readiness, af
     path: "/api/v1/things",
     trim: (raw) => raw.metadata.name,
     resourceVersionOf: () => "",
-    logger: createLogger({ verbosity: 0, sink: { write: () => {} } }),
+    logger: quiet,
   });
   const health = new InformerHealthSet();
   health.add(informer);

@@ -100,7 +100,7 @@ export interface KubeRestOptions {
 
 /** Creates a client for the credentials' API server. */
 export function createKubeRest(credentials: KubeCredentials, options: KubeRestOptions): KubeRest {
-  // The server's origin and path prefix, made once: per request they were 1% of the profile.
+  // The server's origin and path prefix, made once rather than per request.
   const base = `${credentials.server.origin}${credentials.server.pathname.replace(/\/$/, "")}`;
   const bucket = options.budget instanceof TokenBucket
     ? options.budget
@@ -216,7 +216,7 @@ function retryAfterMs(error: unknown): number | undefined {
 /**
  * A signal that fires at each answer: next() resolves at the next one. The
  * promise is made only when someone waits (a retry loop after a lost
- * connection): made afresh at every answer it was 0.6% of a burst's profile.
+ * connection), not afresh at every answer.
  */
 class Answers {
   #next: PromiseWithResolvers<void> | undefined;

@@ -162,8 +162,8 @@ export async function fetchLines(parts: FetchParts, options: StreamOptions): Pro
       return "end";
     }
     options.onOpen?.();
-    // A chunk only notes its time; the one timer looks at it when it fires
-    // (a timer re-armed per chunk was 1.3% of the agent's JavaScript time in a burst).
+    // A chunk only notes its time; the one timer looks at it when it fires,
+    // instead of a timer re-armed for every chunk of a busy watch.
     let lastChunkAt = performance.now();
     const checkIdle = () => {
       const quietMs = performance.now() - lastChunkAt;
@@ -202,8 +202,7 @@ async function readLines(
       const { value } = chunk;
       handlers.onChunk();
       // Lines are cut from the chunk's text by index, and the rest kept once
-      // per chunk: cutting the rest again after every line was most of the
-      // line reader's own 2% of a burst's profile.
+      // per chunk, rather than cutting the rest again after every line.
       const text = pending + decoder.decode(value, { stream: true });
       let start = 0;
       for (let newline = text.indexOf("\n"); newline >= 0; newline = text.indexOf("\n", start)) {

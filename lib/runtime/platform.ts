@@ -68,8 +68,7 @@ export function heapUsedBytes(): number {
  * (JavaScriptCore's VM::shrinkFootprintWhenIdle, runtime/VM.cpp). It does so
  * through VM::whenIdle, once the JavaScript on the stack has returned: the
  * call itself returns at once, before any of that work, which is done by the
- * event loop's next turn (measured: 20 MiB of garbage gone by the next
- * setImmediate, 9–17 ms after the call, the heap unchanged at its return).
+ * event loop's next turn (the heap is unchanged when the call returns).
  */
 export function footprintShrink(): (() => void) | undefined {
   const bun = (globalThis as { Bun?: { shrink(): void } }).Bun;
