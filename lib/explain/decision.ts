@@ -13,7 +13,7 @@ import { ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER } from "../model/keys.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import { decideClaim, namedProvisioner } from "../provision/decide.ts";
 import { provisionControllerOptions } from "../provision/options.ts";
-import { prepareProvision } from "../provision/request.ts";
+import { prepareProvision } from "../provision/request/request.ts";
 import type { ExplainSnapshot, NodeInfo } from "./snapshot.ts";
 import { sizeText } from "./words.ts";
 

@@ -18,7 +18,7 @@ import {
   type VolumeTooSmall,
   type VolumeWithoutContent,
 } from "./persistent_volume.ts";
-import { prepareProvision, type ProvisionPlan } from "./request.ts";
+import { prepareProvision, type ProvisionPlan } from "./request/request.ts";
 import { secretReadError } from "../secrets/references.ts";
 import { protectSource, releaseSnapshot } from "./source_protection.ts";
 import { readClaimSourceFacts } from "./source_loader.ts";

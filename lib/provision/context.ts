@@ -19,7 +19,7 @@ import type { ClaimDecisionOptions } from "./decide.ts";
 import type { PersistentVolumeOptions } from "./persistent_volume.ts";
 import type { PvSaver } from "./pv_saver.ts";
 import type { ClaimRace } from "./race_ports.ts";
-import type { ProvisionOptions } from "./request.ts";
+import type { ProvisionOptions } from "./request/request.ts";
 
 /** What the controller is given. */
 export interface ProvisionControllerDeps {

@@ -17,7 +17,7 @@ import type { Claim, StorageClass } from "../model/objects.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import { Attempt } from "./attempt.ts";
 import { BackgroundCalls } from "./background_calls.ts";
-import { claimStorageClassName } from "./claim_class.ts";
+import { claimStorageClassName } from "./request/claim_class.ts";
 import {
   claimSubject,
   DEFAULT_SLOW_RETRY_MS,
@@ -27,10 +27,10 @@ import {
 } from "./context.ts";
 import { decideClaim } from "./decide.ts";
 import { type Intent, intentFate, makeIntent } from "./intent.ts";
-import { makeVolumeName } from "./names.ts";
+import { makeVolumeName } from "./request/volume_name.ts";
 import { createVolumeProblem, type Problem, problem as makeProblem } from "./outcome.ts";
 import { explainSourceMiss } from "./planned_source.ts";
-import type { ProvisionPlan } from "./request.ts";
+import type { ProvisionPlan } from "./request/request.ts";
 import { leavesNoVolume, Settler } from "./settle.ts";
 import { SlowSet } from "./slow_set.ts";
 import { SourceMisses } from "./source_misses.ts";

@@ -12,7 +12,7 @@ import {
   CLONE_PROTECTION_FINALIZER as CLONE_FINALIZER,
   SNAPSHOT_SOURCE_PROTECTION_FINALIZER as SNAPSHOT_FINALIZER,
 } from "../model/keys.ts";
-import type { ProvisionOptions } from "./request.ts";
+import type { ProvisionOptions } from "./request/request.ts";
 import {
   claim as buildClaim,
   NODE,

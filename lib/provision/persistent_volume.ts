@@ -12,9 +12,9 @@ import {
 import type { Claim, CsiVolumeSource, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { formatBinarySI } from "../model/quantity.ts";
 import { isConfinedToNode, volumeNodeAffinity } from "../topology/affinity.ts";
-import { claimStorageClassName } from "./claim_class.ts";
+import { claimStorageClassName } from "./request/claim_class.ts";
 import { type Problem, problem } from "./outcome.ts";
-import type { ProvisionPlan } from "./request.ts";
+import type { ProvisionPlan } from "./request/request.ts";
 import { deletionSecretAnnotations, modifySecretAnnotations } from "../secrets/annotations.ts";
 
 /** What the PV is made of. */

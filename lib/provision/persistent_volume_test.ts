@@ -8,7 +8,7 @@ import {
   type PersistentVolumeOptions,
   type PersistentVolumeOutcome,
 } from "./persistent_volume.ts";
-import { prepareProvision, type ProvisionPlan } from "./request.ts";
+import { prepareProvision, type ProvisionPlan } from "./request/request.ts";
 import {
   claim,
   CLAIM_UID,

@@ -14,8 +14,8 @@
  */
 import { ANN_SELECTED_NODE } from "../model/keys.ts";
 import type { Claim } from "../model/objects.ts";
-import { claimStorageClassName } from "./claim_class.ts";
-import { requiredBytes } from "./size.ts";
+import { claimStorageClassName } from "./request/claim_class.ts";
+import { requiredBytes } from "./request/size.ts";
 
 interface Commitment {
   uid: string;

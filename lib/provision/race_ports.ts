@@ -12,7 +12,7 @@ import type { Clock } from "../queue/clock.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import type { EventRecorder, Lookup } from "./ports.ts";
 import type { CapacityCheckCsi } from "./race_check.ts";
-import type { ProvisionOptions } from "./request.ts";
+import type { ProvisionOptions } from "./request/request.ts";
 import type { SourceReads } from "./source_loader.ts";
 
 /** The claim write of the race. */

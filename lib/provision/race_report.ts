@@ -29,7 +29,7 @@ import {
   summarizeUnplaceable,
 } from "./race_rules.ts";
 import { publishedRoom, type Turn, type TurnContext } from "./race_turn.ts";
-import { requiredBytes } from "./size.ts";
+import { requiredBytes } from "./request/size.ts";
 
 /** The Event reason of both the summary and a node's own decline. */
 export const NOT_ENOUGH_CAPACITY = "NotEnoughCapacity";

@@ -14,7 +14,7 @@ import { checkCapacity } from "./race_check.ts";
 import { mayRace } from "./race_eligibility.ts";
 import type { DeclineReason, RaceDeps, RaceOptions } from "./race_ports.ts";
 import { offeredBytes } from "./race_rules.ts";
-import { requiredBytes } from "./size.ts";
+import { requiredBytes } from "./request/size.ts";
 
 /** How much room this node has, and where the figure comes from. */
 export interface Room {

@@ -33,7 +33,7 @@ import { type Synced, waitForSync } from "../runtime/synced.ts";
 import { defaultControllerRateLimiter } from "../queue/rate_limiters.ts";
 import { WorkQueue } from "../queue/work_queue.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
-import { claimStorageClassName } from "./claim_class.ts";
+import { claimStorageClassName } from "./request/claim_class.ts";
 import type { ProvisionControllerOptions } from "./context.ts";
 import { ProvisionController } from "./controller.ts";
 import { intentKey } from "./intent.ts";

@@ -12,7 +12,7 @@ import type {
 } from "../../lib/model/objects.ts";
 import { nodeLabels } from "../../lib/model/labels.ts";
 import type { PersistentVolumeOptions } from "../../lib/provision/persistent_volume.ts";
-import type { ProvisionOptions } from "../../lib/provision/request.ts";
+import type { ProvisionOptions } from "../../lib/provision/request/request.ts";
 
 export const DRIVER = "hostpath.csi.k8s.io";
 export const NODE = "node-a";

@@ -25,7 +25,7 @@ import { ProvisionController } from "../../lib/provision/controller.ts";
 import type { Intent } from "../../lib/provision/intent.ts";
 import type { ProvisionApi, ProvisionCsi, PvCreateOutcome } from "../../lib/provision/ports.ts";
 import { PvSaver } from "../../lib/provision/pv_saver.ts";
-import type { ProvisionOptions } from "../../lib/provision/request.ts";
+import type { ProvisionOptions } from "../../lib/provision/request/request.ts";
 import { FakeDataSources } from "./data_sources.ts";
 import { MemoryJournal } from "./journal.ts";
 import {

@@ -5,7 +5,7 @@ import {
   stripReservedParameters,
   withExtraCreateMetadata,
 } from "./parameters.ts";
-import { deprecationWarning } from "../model/messages.ts";
+import { deprecationWarning } from "../../model/messages.ts";
 
 Deno.test("stripReservedParameters() removes exactly the 17 reserved keys and keeps the rest", () => {
   const reserved = Object.fromEntries(RESERVED_PARAMETER_KEYS.map((key) => [key, "x"]));

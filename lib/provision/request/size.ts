@@ -8,9 +8,9 @@
  * claims, but a claim that gets past it is refused here with a message
  * instead of asking the driver for a nonsense size.
  */
-import type { Claim } from "../model/objects.ts";
-import { MAX_INT64, parseQuantity } from "../model/quantity.ts";
-import { atClaim } from "../model/messages.ts";
+import type { Claim } from "../../model/objects.ts";
+import { MAX_INT64, parseQuantity } from "../../model/quantity.ts";
+import { atClaim } from "../../model/messages.ts";
 
 const FIELD = "spec.resources.requests.storage";
 

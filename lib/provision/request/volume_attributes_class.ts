@@ -2,9 +2,9 @@
  * CreateVolumeRequest.mutable_parameters from the claim's
  * VolumeAttributesClass, which must belong to our driver.
  */
-import type { Claim, VolumeAttributesClass } from "../model/objects.ts";
-import { atClaim } from "../model/messages.ts";
-import { type Problem, problem } from "./outcome.ts";
+import type { Claim, VolumeAttributesClass } from "../../model/objects.ts";
+import { atClaim } from "../../model/messages.ts";
+import { type Problem, problem } from "../outcome.ts";
 
 const FIELD = "spec.volumeAttributesClassName";
 

@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { requiredBytes } from "./size.ts";
-import { claim } from "../../tests/builders/provision.ts";
+import { claim } from "../../../tests/builders/provision.ts";
 
 function sized(storage: string) {
   return requiredBytes(claim({ spec: { resources: { requests: { storage } } } }));

@@ -10,22 +10,22 @@ import type {
   Segments,
   TopologyRequirement,
   VolumeCapability,
-} from "../csi/types.ts";
+} from "../../csi/types.ts";
 import type {
   Claim,
   SecretReference,
   StorageClass,
   VolumeAttributesClass,
-} from "../model/objects.ts";
-import { accessibilityRequirements } from "../topology/requirements.ts";
+} from "../../model/objects.ts";
+import { accessibilityRequirements } from "../../topology/requirements.ts";
 import { volumeCapabilities } from "./capabilities.ts";
-import { type ClaimSource, classifyDataSource, type ExternalPopulator } from "./data_source.ts";
+import { type ClaimSource, classifyDataSource, type ExternalPopulator } from "../data_source.ts";
 import { checkDriverCapabilities, type DriverCapabilities } from "./driver_capabilities.ts";
-import type { SourceFacts } from "./content_source.ts";
-import { type PlannedSource, plannedSource } from "./planned_source.ts";
-import { atClaim, atClass, deprecationWarning, parameterField } from "../model/messages.ts";
-import { makeVolumeName } from "./names.ts";
-import { type Problem, problem } from "./outcome.ts";
+import type { SourceFacts } from "../content_source.ts";
+import { type PlannedSource, plannedSource } from "../planned_source.ts";
+import { atClaim, atClass, deprecationWarning, parameterField } from "../../model/messages.ts";
+import { makeVolumeName } from "./volume_name.ts";
+import { type Problem, problem } from "../outcome.ts";
 import {
   PREFIXED_FSTYPE_KEY,
   resolveFsType,
@@ -36,7 +36,7 @@ import {
   type PvSecretReferences,
   resolvePvSecretReferences,
   resolveSecretReference,
-} from "../secrets/references.ts";
+} from "../../secrets/references.ts";
 import { requiredBytes } from "./size.ts";
 import { mutableParameters } from "./volume_attributes_class.ts";
 

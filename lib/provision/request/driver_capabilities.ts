@@ -2,7 +2,7 @@
  * The driver capabilities provisioning needs (`checkDriverCapabilities`
  * upstream), checked per claim with upstream's messages and order.
  */
-import type { ControllerCapabilityType } from "../csi/types.ts";
+import type { ControllerCapabilityType } from "../../csi/types.ts";
 
 /** What the driver said about itself at start-up. */
 export interface DriverCapabilities {

@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { Claim, StorageClass, VolumeAttributesClass } from "../model/objects.ts";
-import type { ProvisioningState, Retry } from "./outcome.ts";
+import type { Claim, StorageClass, VolumeAttributesClass } from "../../model/objects.ts";
+import type { ProvisioningState, Retry } from "../outcome.ts";
 import { type PrepareOutcome, prepareProvision, type ProvisionOptions } from "./request.ts";
 import {
   claim,
@@ -9,7 +9,7 @@ import {
   storageClass,
   TOPOLOGY_KEY,
   volumeAttributesClass,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 
 const AT_CLAIM = '(PersistentVolumeClaim "apps/data"';
 const AT_CLASS = '(StorageClass "fast"';

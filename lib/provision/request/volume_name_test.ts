@@ -1,5 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { makeVolumeName } from "./names.ts";
+import { makeVolumeName } from "./volume_name.ts";
 
 const UID = "0f8b4c2e-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
 

@@ -3,7 +3,7 @@
  * the claim (`getVolumeCapabilities` upstream), with the access-mode mapping
  * of csi-lib-utils' accessmodes.ToCSIAccessMode applied to each mode alone.
  */
-import type { AccessModeName, VolumeCapability } from "../csi/types.ts";
+import type { AccessModeName, VolumeCapability } from "../../csi/types.ts";
 
 /** Capabilities, or the error for an access mode CSI cannot express. */
 export type CapabilitiesResult =

@@ -4,7 +4,7 @@
  * are stripped (`removePrefixedParameters`), fsType is taken out of them, and
  * --extra-create-metadata adds the claim and PV names.
  */
-import { CSI_PARAMETER_PREFIX } from "../model/keys.ts";
+import { CSI_PARAMETER_PREFIX } from "../../model/keys.ts";
 
 /** The current fsType key. */
 export const PREFIXED_FSTYPE_KEY = "csi.storage.k8s.io/fstype";

@@ -1,5 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { Claim, StorageClass } from "../model/objects.ts";
+import type { Claim, StorageClass } from "../../model/objects.ts";
 import { type PrepareOutcome, prepareProvision, type ProvisionOptions } from "./request.ts";
 import {
   claim,
@@ -10,7 +10,7 @@ import {
   storageClass,
   TOPOLOGY_KEY,
   volumeAttributesClass,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 
 const VOLUME = `pvc-${CLAIM_UID}`;
 const OWN = { segments: { [TOPOLOGY_KEY]: NODE } };

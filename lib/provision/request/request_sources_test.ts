@@ -1,7 +1,7 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { Claim, StorageClass } from "../model/objects.ts";
-import type { SourceFacts } from "./content_source.ts";
-import { explainSourceMiss, type PlannedSource } from "./planned_source.ts";
+import type { Claim, StorageClass } from "../../model/objects.ts";
+import type { SourceFacts } from "../content_source.ts";
+import { explainSourceMiss, type PlannedSource } from "../planned_source.ts";
 import { prepareProvision, type ProvisionOptions } from "./request.ts";
 import {
   claim,
@@ -14,7 +14,7 @@ import {
   storageClass,
   TOPOLOGY_KEY,
   volumeSnapshot,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 
 const SNAPSHOT_SOURCE = {
   dataSource: { apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: "snap" },

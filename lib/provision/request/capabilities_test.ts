@@ -1,5 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { AccessModeName } from "../csi/types.ts";
+import type { AccessModeName } from "../../csi/types.ts";
 import { toCsiAccessMode, volumeCapabilities } from "./capabilities.ts";
 
 Deno.test("toCsiAccessMode() maps each Kubernetes mode as csi-lib-utils does", () => {
