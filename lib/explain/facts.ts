@@ -5,7 +5,7 @@
  */
 import type { Config } from "../config/types.ts";
 import { ANN_SELECTED_NODE } from "../model/keys.ts";
-import { classifyDataSource } from "../provision/data_source.ts";
+import { classifyDataSource } from "../provision/source/classify.ts";
 import { requiredBytes } from "../provision/request/size.ts";
 import { agentConfig, agentOnNode, type AgentState } from "./agents.ts";
 import { nodeCapacities, type NodeCapacity } from "./capacity.ts";

@@ -8,7 +8,7 @@
  */
 import type { Segments } from "../csi/types.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
-import type { SourceFacts } from "../provision/content_source.ts";
+import type { SourceFacts } from "../provision/source/checks.ts";
 import { mayRace } from "../provision/race_eligibility.ts";
 import { NOT_ENOUGH_CAPACITY } from "../provision/race_report.ts";
 import { type NodeCapacity, nodeLabel } from "./capacity.ts";

@@ -4,8 +4,8 @@
  * namespace that does not exist is a value, not an exception.
  */
 import { claimStorageClassName } from "../provision/request/claim_class.ts";
-import type { SourceFacts } from "../provision/content_source.ts";
-import { readClaimSourceFacts } from "../provision/source_loader.ts";
+import type { SourceFacts } from "../provision/source/checks.ts";
+import { readClaimSourceFacts } from "../provision/source/load.ts";
 import { MANAGED_BY_BASE } from "../model/labels.ts";
 import { ANN_SELECTED_NODE, DRIVER_NAME_LABEL, MANAGED_BY_LABEL } from "../model/keys.ts";
 import type { Claim } from "../model/objects.ts";
@@ -82,7 +82,7 @@ export async function loadSnapshot(
 
 /**
  * What the Immediate binding race reads about the claim's snapshot or clone
- * source, read the same way (source_loader.ts), only while the claim is up
+ * source, read the same way (provision/source/load.ts), only while the claim is up
  * for the race; a cross-namespace source is read too, and facts.ts leaves
  * it out when the agents' feature gate refuses it. A failed read (RBAC, no
  * snapshot API) is a fact: no node is known to hold the source.

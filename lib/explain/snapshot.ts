@@ -11,7 +11,7 @@ import type {
   VolumeAttributesClass,
 } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
-import type { SourceFacts } from "../provision/content_source.ts";
+import type { SourceFacts } from "../provision/source/checks.ts";
 
 /** A Node's name and labels (its topology). */
 export interface NodeInfo {
@@ -71,7 +71,7 @@ export interface ExplainSnapshot {
   volumeAttributesClass: VolumeAttributesClass | undefined;
   /**
    * What was read about the claim's snapshot or clone source while it is up
-   * for the Immediate binding race (lib/provision source_loader.ts);
+   * for the Immediate binding race (lib/provision/source/load.ts);
    * undefined without one, or once a node is selected.
    */
   source?: SourceFacts | undefined;

@@ -20,8 +20,8 @@ import {
 } from "./persistent_volume.ts";
 import { prepareProvision, type ProvisionPlan } from "./request/request.ts";
 import { secretReadError } from "../secrets/references.ts";
-import { protectSource, releaseSnapshot } from "./source_protection.ts";
-import { readClaimSourceFacts } from "./source_loader.ts";
+import { protectSource, releaseSnapshot } from "./source/protection.ts";
+import { readClaimSourceFacts } from "./source/load.ts";
 
 /** What an attempt is about. */
 export interface AttemptTarget {

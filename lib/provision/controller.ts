@@ -29,11 +29,11 @@ import { decideClaim } from "./decide.ts";
 import { type Intent, intentFate, makeIntent } from "./intent.ts";
 import { makeVolumeName } from "./request/volume_name.ts";
 import { createVolumeProblem, type Problem, problem as makeProblem } from "./outcome.ts";
-import { explainSourceMiss } from "./planned_source.ts";
+import { explainSourceMiss } from "./source/plan.ts";
 import type { ProvisionPlan } from "./request/request.ts";
 import { leavesNoVolume, Settler } from "./settle.ts";
 import { SlowSet } from "./slow_set.ts";
-import { SourceMisses } from "./source_misses.ts";
+import { SourceMisses } from "./source/misses.ts";
 
 const DONE: HandleOutcome = { kind: "done" };
 const RETRY: HandleOutcome = { kind: "retry" };
@@ -170,7 +170,7 @@ export class ProvisionController {
     attempt.announce();
     const prepared = await attempt.prepare(signal);
     if (prepared.kind === "problem" && prepared.state === "reschedule") {
-      // The data source lives on another node (planned_source.ts).
+      // The data source lives on another node (source/plan.ts).
       this.#misses.remember(claim.metadata.uid, prepared);
       return await this.#reschedule(claim, prepared, storageClass, signal);
     }

@@ -8,7 +8,7 @@ import { Counter, Histogram, type Registry } from "prom-client";
 import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import type { ProvisionLabels, ProvisionMetrics } from "./ports.ts";
 import { SLOW_SET_LIMIT } from "./slow_set.ts";
-import { SOURCE_MISSES_LIMIT } from "./source_misses.ts";
+import { SOURCE_MISSES_LIMIT } from "./source/misses.ts";
 
 /** Creates the provisioning metrics in `registry`. */
 export function createProvisionMetrics(

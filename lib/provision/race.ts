@@ -28,9 +28,9 @@ import { Commitments } from "./race_commitments.ts";
 import { mayRace } from "./race_eligibility.ts";
 import { RaceReporter } from "./race_report.ts";
 import type { Race } from "./race_state.ts";
-import type { SourceFacts } from "./content_source.ts";
+import type { SourceFacts } from "./source/checks.ts";
 import { takeTurn, type Turn, unowned } from "./race_turn.ts";
-import { readClaimSourceFacts } from "./source_loader.ts";
+import { readClaimSourceFacts } from "./source/load.ts";
 
 const DONE: HandleOutcome = { kind: "done" };
 

@@ -9,8 +9,8 @@
 import type { Segments } from "../csi/types.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
 import { accessibilityRequirements } from "../topology/requirements.ts";
-import type { SourceFacts } from "./content_source.ts";
-import { sourceRaceVerdict } from "./source_holder.ts";
+import type { SourceFacts } from "./source/checks.ts";
+import { sourceRaceVerdict } from "./source/holder.ts";
 
 /** A node as the race knows it: its name (for messages) and its segment. */
 export interface RaceNode {
@@ -26,7 +26,7 @@ export interface RaceInput {
   node: RaceNode;
   /**
    * What was read about the claim's snapshot or clone source
-   * (source_loader.ts readClaimSourceFacts); undefined without one.
+   * (source/load.ts readClaimSourceFacts); undefined without one.
    */
   source?: SourceFacts | undefined;
 }
@@ -51,7 +51,7 @@ const MAY_RACE: RaceVerdict = { ok: true };
 /**
  * The node races when the class's allowedTopologies allow it
  * (allowedByTopology) and, for a restore or a clone, when it holds the
- * source (source_holder.ts sourceRaceVerdict: beyond upstream, which lets
+ * source (source/holder.ts sourceRaceVerdict: beyond upstream, which lets
  * every node race and the winner fail CreateVolume for ever).
  */
 export function mayRace(input: RaceInput, options: RaceRuleOptions): RaceVerdict {

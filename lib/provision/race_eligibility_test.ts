@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { StorageClass } from "../model/objects.ts";
 import { mayRace } from "./race_eligibility.ts";
-import type { CloneFacts } from "./content_source.ts";
+import type { CloneFacts } from "./source/checks.ts";
 import {
   claim,
   NODE,

@@ -13,7 +13,7 @@ import type { HandleOutcome } from "../queue/workers.ts";
 import type { EventRecorder, Lookup } from "./ports.ts";
 import type { CapacityCheckCsi } from "./race_check.ts";
 import type { ProvisionOptions } from "./request/request.ts";
-import type { SourceReads } from "./source_loader.ts";
+import type { SourceReads } from "./source/load.ts";
 
 /** The claim write of the race. */
 export interface RaceApi {

@@ -18,7 +18,7 @@
 import { type Clock, realClock } from "../queue/clock.ts";
 import { claimSubject } from "./context.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
-import type { SourceFacts } from "./content_source.ts";
+import type { SourceFacts } from "./source/checks.ts";
 import type { Race } from "./race_state.ts";
 import { mayRace } from "./race_eligibility.ts";
 import type { RaceDeps, RaceOptions } from "./race_ports.ts";

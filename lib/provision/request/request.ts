@@ -19,10 +19,14 @@ import type {
 } from "../../model/objects.ts";
 import { accessibilityRequirements } from "../../topology/requirements.ts";
 import { volumeCapabilities } from "./capabilities.ts";
-import { type ClaimSource, classifyDataSource, type ExternalPopulator } from "../data_source.ts";
+import {
+  type ClaimSource,
+  classifyDataSource,
+  type ExternalPopulator,
+} from "../source/classify.ts";
 import { checkDriverCapabilities, type DriverCapabilities } from "./driver_capabilities.ts";
-import type { SourceFacts } from "../content_source.ts";
-import { type PlannedSource, plannedSource } from "../planned_source.ts";
+import type { SourceFacts } from "../source/checks.ts";
+import { type PlannedSource, plannedSource } from "../source/plan.ts";
 import { atClaim, atClass, deprecationWarning, parameterField } from "../../model/messages.ts";
 import { makeVolumeName } from "./volume_name.ts";
 import { type Problem, problem } from "../outcome.ts";
@@ -47,7 +51,7 @@ export interface ProvisionInput {
   storageClass: StorageClass;
   /** The VolumeAttributesClass named by the claim, when the cache has it. */
   volumeAttributesClass?: VolumeAttributesClass | undefined;
-  /** What was read about the claim's snapshot or clone source (source_loader.ts). */
+  /** What was read about the claim's snapshot or clone source (source/load.ts). */
   source?: SourceFacts | undefined;
 }
 

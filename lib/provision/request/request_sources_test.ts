@@ -1,7 +1,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import type { Claim, StorageClass } from "../../model/objects.ts";
-import type { SourceFacts } from "../content_source.ts";
-import { explainSourceMiss, type PlannedSource } from "../planned_source.ts";
+import type { SourceFacts } from "../source/checks.ts";
+import { explainSourceMiss, type PlannedSource } from "../source/plan.ts";
 import { prepareProvision, type ProvisionOptions } from "./request.ts";
 import {
   claim,

@@ -8,16 +8,11 @@
 import {
   ANN_ALLOW_VOLUME_MODE_CHANGE,
   SNAPSHOT_SOURCE_PROTECTION_FINALIZER,
-} from "../model/keys.ts";
-import type { Claim, VolumeSnapshot, VolumeSnapshotContent } from "../model/objects.ts";
-import { parseQuantity } from "../model/quantity.ts";
-import {
-  invalid,
-  type SnapshotFacts,
-  type SourceCheck,
-  type SourceCheckInput,
-} from "./content_source.ts";
-import { locateSource } from "./source_holder.ts";
+} from "../../model/keys.ts";
+import type { Claim, VolumeSnapshot, VolumeSnapshotContent } from "../../model/objects.ts";
+import { parseQuantity } from "../../model/quantity.ts";
+import { invalid, type SnapshotFacts, type SourceCheck, type SourceCheckInput } from "./checks.ts";
+import { locateSource } from "./holder.ts";
 
 /** Checks the snapshot and its content; the content source is the content's snapshot handle. */
 export function checkSnapshotSource(

@@ -1,7 +1,7 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { Claim, VolumeSnapshot, VolumeSnapshotContent } from "../model/objects.ts";
-import type { Read, SnapshotFacts } from "./content_source.ts";
-import { checkSnapshotSource } from "./snapshot_source.ts";
+import type { Claim, VolumeSnapshot, VolumeSnapshotContent } from "../../model/objects.ts";
+import type { Read, SnapshotFacts } from "./checks.ts";
+import { checkSnapshotSource } from "./snapshot_checks.ts";
 import {
   claim,
   NODE,
@@ -11,7 +11,7 @@ import {
   storageClass,
   TOPOLOGY_KEY,
   volumeSnapshot,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 
 const ALLOW = "snapshot.storage.kubernetes.io/allow-volume-mode-change";
 const PROTECTION = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";

@@ -1,7 +1,7 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { Claim, PersistentVolume } from "../model/objects.ts";
-import { checkCloneSource } from "./clone_source.ts";
-import type { CloneFacts, Read } from "./content_source.ts";
+import type { Claim, PersistentVolume } from "../../model/objects.ts";
+import { checkCloneSource } from "./clone_checks.ts";
+import type { CloneFacts, Read } from "./checks.ts";
 import {
   claim,
   NODE,
@@ -10,7 +10,7 @@ import {
   sourceVolume,
   storageClass,
   TOPOLOGY_KEY,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 
 const NOT_BOUND = "claim in dataSource not bound or invalid";
 

@@ -5,10 +5,10 @@
  * kind switch): a VolumeSnapshot to restore, a claim to clone, or another
  * kind left to its volume populator.
  */
-import type { Claim, DataSourceReference } from "../model/objects.ts";
-import { SNAPSHOT_API_GROUP } from "../model/keys.ts";
-import { atClaim } from "../model/messages.ts";
-import { type Problem, problem } from "./outcome.ts";
+import type { Claim, DataSourceReference } from "../../model/objects.ts";
+import { SNAPSHOT_API_GROUP } from "../../model/keys.ts";
+import { atClaim } from "../../model/messages.ts";
+import { type Problem, problem } from "../outcome.ts";
 
 export { SNAPSHOT_API_GROUP };
 

@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { classifyDataSource } from "./data_source.ts";
-import { claim } from "../../tests/builders/provision.ts";
+import { classifyDataSource } from "./classify.ts";
+import { claim } from "../../../tests/builders/provision.ts";
 
 const GATE_OFF = { crossNamespaceVolumeDataSource: false };
 

@@ -2,21 +2,21 @@
  * The checks upstream makes on a claim's data source before CreateVolume
  * (external-provisioner pkg/controller/controller.go, `getVolumeContentSource`)
  * as pure functions over what was read: the source claim and its PV for a
- * clone (clone_source.ts), the VolumeSnapshot and its content for a restore
- * (snapshot_source.ts). Each check keeps upstream's order and wording; the
+ * clone (clone_checks.ts), the VolumeSnapshot and its content for a restore
+ * (snapshot_checks.ts). Each check keeps upstream's order and wording; the
  * caller wraps a failure in upstream's `error getting handle for DataSource
  * Type <kind> by Name <name>: ...`. What this node adds comes last: where the
- * source lives (source_location.ts).
+ * source lives (location.ts).
  */
-import type { Segments, VolumeContentSource } from "../csi/types.ts";
+import type { Segments, VolumeContentSource } from "../../csi/types.ts";
 import type {
   Claim,
   PersistentVolume,
   StorageClass,
   VolumeSnapshot,
   VolumeSnapshotContent,
-} from "../model/objects.ts";
-import type { SourceLocation } from "./source_location.ts";
+} from "../../model/objects.ts";
+import type { SourceLocation } from "./location.ts";
 
 /** A read of one object: its value, or why it could not be read (the API's message). */
 export type Read<T> = { ok: true; value: T } | { ok: false; error: string };

@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { CloneFacts, SnapshotFacts } from "./content_source.ts";
-import { locateSource, sourceRaceVerdict } from "./source_holder.ts";
+import type { CloneFacts, SnapshotFacts } from "./checks.ts";
+import { locateSource, sourceRaceVerdict } from "./holder.ts";
 import {
   NODE,
   snapshotContent,
@@ -8,7 +8,7 @@ import {
   sourceVolume,
   TOPOLOGY_KEY,
   volumeSnapshot,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 
 const here = { name: NODE, segment: { [TOPOLOGY_KEY]: NODE } };
 const other = { name: "node-b", segment: { [TOPOLOGY_KEY]: "node-b" } };

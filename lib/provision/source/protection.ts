@@ -6,12 +6,15 @@
  * saved, the claim's by the cloning-protection controller (lib/clone) once no
  * clone of it is Pending.
  */
-import type { Logger } from "../log/logger.ts";
-import { CLONE_PROTECTION_FINALIZER, SNAPSHOT_SOURCE_PROTECTION_FINALIZER } from "../model/keys.ts";
-import type { VolumeSnapshot } from "../model/objects.ts";
-import type { ClaimSource } from "./data_source.ts";
-import { type Problem, problem } from "./outcome.ts";
-import type { DataSourceApi } from "./ports.ts";
+import type { Logger } from "../../log/logger.ts";
+import {
+  CLONE_PROTECTION_FINALIZER,
+  SNAPSHOT_SOURCE_PROTECTION_FINALIZER,
+} from "../../model/keys.ts";
+import type { VolumeSnapshot } from "../../model/objects.ts";
+import type { ClaimSource } from "./classify.ts";
+import { type Problem, problem } from "../outcome.ts";
+import type { DataSourceApi } from "../ports.ts";
 
 interface ProtectionContext {
   api: Pick<DataSourceApi, "changeClaimFinalizer" | "changeSnapshotFinalizer">;

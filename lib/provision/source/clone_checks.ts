@@ -1,18 +1,13 @@
 /**
  * A clone's source claim and PV, checked as upstream's `getPVCSource`
  * (external-provisioner pkg/controller/controller.go) does, in its order
- * and with its messages, then located (source_location.ts).
+ * and with its messages, then located (location.ts).
  */
-import { CLONE_PROTECTION_FINALIZER } from "../model/keys.ts";
-import type { Claim, PersistentVolume } from "../model/objects.ts";
-import { parseQuantity } from "../model/quantity.ts";
-import {
-  type CloneFacts,
-  invalid,
-  type SourceCheck,
-  type SourceCheckInput,
-} from "./content_source.ts";
-import { locateSource } from "./source_holder.ts";
+import { CLONE_PROTECTION_FINALIZER } from "../../model/keys.ts";
+import type { Claim, PersistentVolume } from "../../model/objects.ts";
+import { parseQuantity } from "../../model/quantity.ts";
+import { type CloneFacts, invalid, type SourceCheck, type SourceCheckInput } from "./checks.ts";
+import { locateSource } from "./holder.ts";
 
 const NOT_BOUND = "claim in dataSource not bound or invalid";
 

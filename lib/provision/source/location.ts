@@ -7,9 +7,9 @@
  * ever (csi-driver-host-path#651). Here a claim selected to the wrong node is
  * explained and handed back to the scheduler instead.
  */
-import type { Segments } from "../csi/types.ts";
-import type { PersistentVolume, VolumeNodeAffinity } from "../model/objects.ts";
-import { volumeIsAccessible } from "../topology/affinity.ts";
+import type { Segments } from "../../csi/types.ts";
+import type { PersistentVolume, VolumeNodeAffinity } from "../../model/objects.ts";
+import { volumeIsAccessible } from "../../topology/affinity.ts";
 
 /** Where a source volume lives. */
 export type SourceLocation =

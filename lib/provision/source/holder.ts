@@ -1,18 +1,18 @@
 /**
  * Which node holds a claim's data source, from what was read about it
- * (source_loader.ts): the node of the source claim's PV for a clone, the
+ * (load.ts): the node of the source claim's PV for a clone, the
  * node of the volume a snapshot was taken of for a restore. Pure, and asked
  * for any node by its topology segment, so that the Immediate binding
  * ownership race can leave out the nodes that cannot create the volume: with
  * node-local storage only the node that holds the source can (upstream lets
  * every node race, and the winner's CreateVolume fails with NotFound for
  * ever: external-provisioner pkg/controller/controller.go, becomeOwner).
- * The facts come from source_loader.ts's readClaimSourceFacts(), read once
+ * The facts come from load.ts's readClaimSourceFacts(), read once
  * per claim; the verdict for any node's segment is then pure.
  */
-import type { Segments } from "../csi/types.ts";
-import type { SourceFacts } from "./content_source.ts";
-import { locateVolume, type SourceLocation } from "./source_location.ts";
+import type { Segments } from "../../csi/types.ts";
+import type { SourceFacts } from "./checks.ts";
+import { locateVolume, type SourceLocation } from "./location.ts";
 
 /**
  * Where the source lives, relative to the node of `segment`: "here" also

@@ -1,15 +1,15 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { Claim, PersistentVolume } from "../model/objects.ts";
-import type { ClaimSource } from "./data_source.ts";
-import { readClaimSourceFacts, readSourceFacts, SNAPSHOT_API_NOT_SERVED } from "./source_loader.ts";
-import { FakeDataSources } from "../../tests/fakes/data_sources.ts";
+import type { Claim, PersistentVolume } from "../../model/objects.ts";
+import type { ClaimSource } from "./classify.ts";
+import { readClaimSourceFacts, readSourceFacts, SNAPSHOT_API_NOT_SERVED } from "./load.ts";
+import { FakeDataSources } from "../../../tests/fakes/data_sources.ts";
 import {
   claim,
   snapshotContent,
   sourceClaim,
   sourceVolume,
   volumeSnapshot,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 
 const CLONE: ClaimSource = {
   kind: "clone",

@@ -6,9 +6,9 @@
  * At most `limit` claims are remembered: past it the oldest goes, which only
  * lets that claim read its source again before its time.
  */
-import type { BoundObserver } from "../queue/bounded.ts";
-import { ExpiringMap } from "../queue/expiring_map.ts";
-import type { Problem } from "./outcome.ts";
+import type { BoundObserver } from "../../queue/bounded.ts";
+import { ExpiringMap } from "../../queue/expiring_map.ts";
+import type { Problem } from "../outcome.ts";
 
 /** The most claims remembered: far more than one node is asked for in five minutes. */
 export const SOURCE_MISSES_LIMIT = 10_000;

@@ -1,22 +1,18 @@
 /**
  * The data source part of prepareProvision: upstream's checks of the
- * snapshot or source claim (content_source.ts), then this node's own rule:
+ * snapshot or source claim (checks.ts), then this node's own rule:
  * a source that lives on another node gets no CreateVolume here, but a
  * Warning that says where it is, and the claim goes back to the scheduler.
  */
-import type { VolumeContentSource } from "../csi/types.ts";
-import { atClaim } from "../model/messages.ts";
-import type { Claim, StorageClass, VolumeSnapshot } from "../model/objects.ts";
-import { checkCloneSource } from "./clone_source.ts";
-import type { SourceCheckInput, SourceFacts } from "./content_source.ts";
-import type { ClaimSource } from "./data_source.ts";
-import { type Problem, problem } from "./outcome.ts";
-import { checkSnapshotSource } from "./snapshot_source.ts";
-import {
-  sourceElsewhereMessage,
-  type SourceLocation,
-  sourceNotFoundMessage,
-} from "./source_location.ts";
+import type { VolumeContentSource } from "../../csi/types.ts";
+import { atClaim } from "../../model/messages.ts";
+import type { Claim, StorageClass, VolumeSnapshot } from "../../model/objects.ts";
+import { checkCloneSource } from "./clone_checks.ts";
+import type { SourceCheckInput, SourceFacts } from "./checks.ts";
+import type { ClaimSource } from "./classify.ts";
+import { type Problem, problem } from "../outcome.ts";
+import { checkSnapshotSource } from "./snapshot_checks.ts";
+import { sourceElsewhereMessage, type SourceLocation, sourceNotFoundMessage } from "./location.ts";
 
 /** The source, checked: what CreateVolume gets and what the attempt protects. */
 export interface PlannedSource {

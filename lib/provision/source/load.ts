@@ -1,5 +1,5 @@
 /**
- * Reads what the checks of a claim's data source need (content_source.ts),
+ * Reads what the checks of a claim's data source need (checks.ts),
  * in the order upstream reads it, and no further than a failed read: for a
  * clone the source claim and its PV, for a restore the VolumeSnapshot, its
  * content, and the PV of the volume the snapshot was taken of (to tell where
@@ -11,16 +11,10 @@ import type {
   PersistentVolume,
   VolumeSnapshot,
   VolumeSnapshotContent,
-} from "../model/objects.ts";
-import type {
-  CloneFacts,
-  Read,
-  SnapshotFacts,
-  SourceFacts,
-  SourceVolume,
-} from "./content_source.ts";
-import { type ClaimSource, classifyDataSource } from "./data_source.ts";
-import type { DataSourceApi, ListedLookup, ProvisionApi } from "./ports.ts";
+} from "../../model/objects.ts";
+import type { CloneFacts, Read, SnapshotFacts, SourceFacts, SourceVolume } from "./checks.ts";
+import { type ClaimSource, classifyDataSource } from "./classify.ts";
+import type { DataSourceApi, ListedLookup, ProvisionApi } from "../ports.ts";
 
 /** What the loader reads through (reads only: `explain` passes its own). */
 export interface SourceReads {
@@ -45,7 +39,7 @@ export const SNAPSHOT_API_NOT_SERVED =
  * without one (or whose data source upstream's classification refuses, or
  * leaves to a populator). The provision attempt reads them before its
  * checks, and the Immediate ownership race can read them to ask
- * source_holder.ts whether this node holds the source.
+ * holder.ts whether this node holds the source.
  */
 export async function readClaimSourceFacts(
   claim: Claim,

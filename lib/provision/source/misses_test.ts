@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { problem } from "./outcome.ts";
-import { SourceMisses } from "./source_misses.ts";
+import { problem } from "../outcome.ts";
+import { SourceMisses } from "./misses.ts";
 
 const MISS = problem("the source is on node-b", { state: "reschedule" });
 
