@@ -49,7 +49,7 @@ import { journalPermissionProblem } from "./lib/journal/disk.ts";
 import { JournalKeeper } from "./lib/journal/keeper.ts";
 import { createJournalMetrics } from "./lib/journal/metrics.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
-import { type Intent, INTENT_JOURNAL_SHAPE } from "./lib/provision/intent.ts";
+import { type Intent, INTENT_JOURNAL_SHAPE } from "./lib/provision/intent/intent.ts";
 import type { DataSourceApi } from "./lib/provision/ports.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";

@@ -247,10 +247,20 @@ Deno.test("the checker accepts a tree that keeps the rules", () => {
 
 Deno.test("rule 1 fails: files of one folder that import each other in a cycle, types included", () => {
   const tree = cleanTree();
-  tree.set("lib/provision/race.ts", 'import { report } from "./race_report.ts";');
-  tree.set("lib/provision/race_report.ts", 'import type { Race } from "./race.ts";');
+  tree.set("lib/provision/race/ownership_race.ts", 'import { report } from "./report.ts";');
+  tree.set("lib/provision/race/report.ts", 'import type { Race } from "./ownership_race.ts";');
   deepStrictEqual(violations(tree), [
-    "files form a cycle: lib/provision/race.ts → lib/provision/race_report.ts → lib/provision/race.ts",
+    "files form a cycle: lib/provision/race/ownership_race.ts → lib/provision/race/report.ts → lib/provision/race/ownership_race.ts",
+  ]);
+});
+
+Deno.test("rule 1 fails: a sub-folder is in its parent's layer, and imports up from there", () => {
+  const tree = cleanTree();
+  tree.set("lib/provision/race/turn.ts", 'import type { Plan } from "../../capacity/plan.ts";');
+  tree.set("lib/provision/pv/persistent_volume.ts", 'import { load } from "js-yaml";');
+  deepStrictEqual(violations(tree), [
+    "lib/provision/race/turn.ts imports lib/capacity/plan.ts: provision/ may not import capacity/ (layer 5 is not below 5)",
+    "lib/provision/pv/persistent_volume.ts: a decision is pure",
   ]);
 });
 

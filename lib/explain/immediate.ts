@@ -3,14 +3,14 @@
  * node is selected, which nodes the class's allowedTopologies allow and which
  * of those publish room for the request; the race's Warning when nobody can
  * take the claim; once `selected-node` is set, the winner. Which nodes may
- * race is the race's own predicate (lib/provision race_eligibility.ts
+ * race is the race's own predicate (lib/provision/race/may_race.ts
  * mayRace), asked for each node.
  */
 import type { Segments } from "../csi/types.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
 import type { SourceFacts } from "../provision/source/checks.ts";
-import { mayRace } from "../provision/race_eligibility.ts";
-import { NOT_ENOUGH_CAPACITY } from "../provision/race_report.ts";
+import { mayRace } from "../provision/race/may_race.ts";
+import { NOT_ENOUGH_CAPACITY } from "../provision/race/report.ts";
 import { type NodeCapacity, nodeLabel } from "./capacity.ts";
 import type { EventInfo, NodeInfo } from "./snapshot.ts";
 import { listText, sizeText } from "./words.ts";

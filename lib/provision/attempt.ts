@@ -17,7 +17,7 @@ import {
   orphanedVolumeMessage,
   type VolumeTooSmall,
   type VolumeWithoutContent,
-} from "./persistent_volume.ts";
+} from "./pv/persistent_volume.ts";
 import { prepareProvision, type ProvisionPlan } from "./request/request.ts";
 import { secretReadError } from "../secrets/references.ts";
 import { protectSource, releaseSnapshot } from "./source/protection.ts";

@@ -16,9 +16,9 @@ import type { EventSubject } from "../model/events.ts";
 import type { Claim } from "../model/objects.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ClaimDecisionOptions } from "./decide.ts";
-import type { PersistentVolumeOptions } from "./persistent_volume.ts";
-import type { PvSaver } from "./pv_saver.ts";
-import type { ClaimRace } from "./race_ports.ts";
+import type { PersistentVolumeOptions } from "./pv/persistent_volume.ts";
+import type { PvSaver } from "./pv/saver.ts";
+import type { ClaimRace } from "./race/ports.ts";
 import type { ProvisionOptions } from "./request/request.ts";
 
 /** What the controller is given. */

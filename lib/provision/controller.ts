@@ -16,7 +16,7 @@ import type { CreateVolumeResponse } from "../csi/types.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import { Attempt } from "./attempt.ts";
-import { BackgroundCalls } from "./background_calls.ts";
+import { BackgroundCalls } from "./intent/background_calls.ts";
 import { claimStorageClassName } from "./request/claim_class.ts";
 import {
   claimSubject,
@@ -26,12 +26,12 @@ import {
   provisionLabels,
 } from "./context.ts";
 import { decideClaim } from "./decide.ts";
-import { type Intent, intentFate, makeIntent } from "./intent.ts";
+import { type Intent, intentFate, makeIntent } from "./intent/intent.ts";
 import { makeVolumeName } from "./request/volume_name.ts";
 import { createVolumeProblem, type Problem, problem as makeProblem } from "./outcome.ts";
 import { explainSourceMiss } from "./source/plan.ts";
 import type { ProvisionPlan } from "./request/request.ts";
-import { leavesNoVolume, Settler } from "./settle.ts";
+import { leavesNoVolume, Settler } from "./intent/settle.ts";
 import { SlowSet } from "./slow_set.ts";
 import { SourceMisses } from "./source/misses.ts";
 

@@ -13,7 +13,7 @@ import {
   storageClass,
 } from "../../tests/builders/provision.ts";
 import { KEY, PV_NAME, reasons, volumeOf, world } from "../../tests/fakes/provision_world.ts";
-import { SAVED_MEMORY_MS } from "./pv_saver.ts";
+import { SAVED_MEMORY_MS } from "./pv/saver.ts";
 
 Deno.test("sync() provisions a claim selected to this node: CreateVolume, PV, two events, metric", async () => {
   const w = world();

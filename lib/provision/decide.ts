@@ -5,7 +5,7 @@
  * as pure decisions over the claim and its StorageClass. The Immediate
  * binding ownership race (which waits and updates the claim) is not decided
  * here; such claims get their own kind, which the controller hands to the
- * race (race.ts).
+ * race (race/ownership_race.ts).
  *
  * One departure from upstream: a WaitForFirstConsumer claim selected to this
  * node whose class names our driver is provisioned without waiting for the
@@ -90,7 +90,7 @@ export type ClaimDecision =
   /** Our node is selected: run prepareProvision with this class. */
   | { kind: "provision"; storageClass: StorageClass }
   | Ignore
-  /** Immediate binding, no node selected yet: the ownership race (race.ts). */
+  /** Immediate binding, no node selected yet: the ownership race (race/ownership_race.ts). */
   | { kind: "immediateBinding"; reason: string; storageClass: StorageClass }
   /** Warning event ProvisioningFailed, retry with backoff. */
   | Problem;

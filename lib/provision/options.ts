@@ -6,7 +6,7 @@ import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import { nodeLabels } from "../model/labels.ts";
 import type { ProvisionControllerOptions } from "./context.ts";
-import type { RaceOptions } from "./race_ports.ts";
+import type { RaceOptions } from "./race/ports.ts";
 
 /** The provisioner identity stored on every PV (informational, as upstream). */
 export function provisionerIdentity(

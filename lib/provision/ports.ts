@@ -20,7 +20,7 @@ import type {
 } from "../model/objects.ts";
 import type { EventRecord } from "../model/events.ts";
 import type { BoundObserver } from "../queue/bounded.ts";
-import type { Intent, IntentOutcome } from "./intent.ts";
+import type { Intent, IntentOutcome } from "./intent/intent.ts";
 
 /** A read-only cache (an informer store). */
 export interface Lookup<T> {

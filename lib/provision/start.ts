@@ -36,14 +36,14 @@ import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { claimStorageClassName } from "./request/claim_class.ts";
 import type { ProvisionControllerOptions } from "./context.ts";
 import { ProvisionController } from "./controller.ts";
-import { intentKey } from "./intent.ts";
+import { intentKey } from "./intent/intent.ts";
 import { createProvisionMetrics } from "./metrics.ts";
 import { provisionControllerOptions, provisionerIdentity, raceOptions } from "./options.ts";
-import { PvSaver } from "./pv_saver.ts";
-import { OwnershipRace } from "./race.ts";
-import type { CapacityCheckCsi } from "./race_check.ts";
-import { createRaceMetrics } from "./race_metrics.ts";
-import type { PublishedCapacities, RaceApi } from "./race_ports.ts";
+import { PvSaver } from "./pv/saver.ts";
+import { OwnershipRace } from "./race/ownership_race.ts";
+import type { CapacityCheckCsi } from "./race/get_capacity.ts";
+import { createRaceMetrics } from "./race/metrics.ts";
+import type { PublishedCapacities, RaceApi } from "./race/ports.ts";
 
 /** What provisioning is built from. */
 export interface ProvisioningParts {

@@ -11,7 +11,7 @@ import type {
   VolumeSnapshotContent,
 } from "../../lib/model/objects.ts";
 import { nodeLabels } from "../../lib/model/labels.ts";
-import type { PersistentVolumeOptions } from "../../lib/provision/persistent_volume.ts";
+import type { PersistentVolumeOptions } from "../../lib/provision/pv/persistent_volume.ts";
 import type { ProvisionOptions } from "../../lib/provision/request/request.ts";
 
 export const DRIVER = "hostpath.csi.k8s.io";

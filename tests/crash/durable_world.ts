@@ -14,9 +14,9 @@ import { renameSync, writeFileSync } from "node:fs";
 import { type FileJournal, openFileJournal } from "../../lib/journal/file_journal.ts";
 import type { Claim, PersistentVolume } from "../../lib/model/objects.ts";
 import { ProvisionController } from "../../lib/provision/controller.ts";
-import { type Intent, INTENT_JOURNAL_SHAPE } from "../../lib/provision/intent.ts";
+import { type Intent, INTENT_JOURNAL_SHAPE } from "../../lib/provision/intent/intent.ts";
 import type { ProvisionApi, ProvisionCsi } from "../../lib/provision/ports.ts";
-import { PvSaver } from "../../lib/provision/pv_saver.ts";
+import { PvSaver } from "../../lib/provision/pv/saver.ts";
 import { WorkQueue } from "../../lib/queue/work_queue.ts";
 import {
   DRIVER,

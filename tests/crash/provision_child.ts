@@ -8,7 +8,7 @@
  * `--replace-every-write`, every journal write replaces the file instead of
  * appending to it.
  */
-import { intentKey } from "../../lib/provision/intent.ts";
+import { intentKey } from "../../lib/provision/intent/intent.ts";
 import { openWorld } from "./durable_world.ts";
 
 const [statePath, journalPath] = Deno.args;

@@ -1,5 +1,5 @@
 /** An in-memory intent journal for unit tests: what was recorded and cleared, in order. */
-import { type Intent, intentKey, type IntentOutcome } from "../../lib/provision/intent.ts";
+import { type Intent, intentKey, type IntentOutcome } from "../../lib/provision/intent/intent.ts";
 import type { Journal } from "../../lib/provision/ports.ts";
 
 export class MemoryJournal implements Journal {

@@ -10,9 +10,9 @@ import type { GetCapacityResponse } from "../../lib/csi/types.ts";
 import type { EventRecord } from "../../lib/model/events.ts";
 import type { Claim, StorageClass } from "../../lib/model/objects.ts";
 import type { PublishedCapacity } from "../../lib/model/storage_capacity.ts";
-import { OwnershipRace } from "../../lib/provision/race.ts";
-import { unowned } from "../../lib/provision/race_turn.ts";
-import type { AttemptResult, DeclineReason, RaceOptions } from "../../lib/provision/race_ports.ts";
+import { OwnershipRace } from "../../lib/provision/race/ownership_race.ts";
+import { unowned } from "../../lib/provision/race/turn.ts";
+import type { AttemptResult, DeclineReason, RaceOptions } from "../../lib/provision/race/ports.ts";
 import {
   claim as buildClaim,
   DRIVER,

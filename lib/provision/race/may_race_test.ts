@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import type { StorageClass } from "../model/objects.ts";
-import { mayRace } from "./race_eligibility.ts";
-import type { CloneFacts } from "./source/checks.ts";
+import type { StorageClass } from "../../model/objects.ts";
+import { mayRace } from "./may_race.ts";
+import type { CloneFacts } from "../source/checks.ts";
 import {
   claim,
   NODE,
@@ -9,7 +9,7 @@ import {
   sourceVolume,
   storageClass,
   TOPOLOGY_KEY,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 
 const immediate = (allowed?: StorageClass["allowedTopologies"]) =>
   storageClass({

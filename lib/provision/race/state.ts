@@ -2,7 +2,7 @@
  * The state of one race, in a module of its own: the race, its reporter and
  * its turn all read it, and none of them needs the others to know its shape.
  */
-import type { SourceFacts } from "./source/checks.ts";
+import type { SourceFacts } from "../source/checks.ts";
 
 /** One claim this node races for (or, when it may not race, watches for the summary). */
 export interface Race {

@@ -1,14 +1,14 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { CreateVolumeResponse, Volume } from "../csi/types.ts";
-import { nodeLabels } from "../model/labels.ts";
-import type { Claim, StorageClass } from "../model/objects.ts";
+import type { CreateVolumeResponse, Volume } from "../../csi/types.ts";
+import { nodeLabels } from "../../model/labels.ts";
+import type { Claim, StorageClass } from "../../model/objects.ts";
 import {
   buildPersistentVolume,
   orphanedVolumeMessage,
   type PersistentVolumeOptions,
   type PersistentVolumeOutcome,
 } from "./persistent_volume.ts";
-import { prepareProvision, type ProvisionPlan } from "./request/request.ts";
+import { prepareProvision, type ProvisionPlan } from "../request/request.ts";
 import {
   claim,
   CLAIM_UID,
@@ -18,7 +18,7 @@ import {
   provisionOptions,
   storageClass,
   TOPOLOGY_KEY,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 
 const VOLUME = `pvc-${CLAIM_UID}`;
 

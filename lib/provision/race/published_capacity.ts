@@ -5,9 +5,9 @@
  * own published figure already rules it out, and, when no node can take a
  * claim, the one agent that says so and what it says. Pure.
  */
-import type { Segments } from "../csi/types.ts";
-import { formatBinarySI } from "../model/quantity.ts";
-import type { PublishedCapacity } from "../model/storage_capacity.ts";
+import type { Segments } from "../../csi/types.ts";
+import { formatBinarySI } from "../../model/quantity.ts";
+import type { PublishedCapacity } from "../../model/storage_capacity.ts";
 
 /**
  * The most the delay shrinks: a node with room for 4096 or more such

@@ -5,16 +5,16 @@
  * claim still nobody's in the cache, and then the patch of selected-node. The outcome tells the race
  * what follows; nothing here waits on a timer.
  */
-import { ANN_SELECTED_NODE } from "../model/keys.ts";
-import type { Claim, StorageClass } from "../model/objects.ts";
-import type { Clock } from "../queue/clock.ts";
-import type { Race } from "./race_state.ts";
-import type { Commitments } from "./race_commitments.ts";
-import { checkCapacity } from "./race_check.ts";
-import { mayRace } from "./race_eligibility.ts";
-import type { DeclineReason, RaceDeps, RaceOptions } from "./race_ports.ts";
-import { offeredBytes } from "./race_rules.ts";
-import { requiredBytes } from "./request/size.ts";
+import { ANN_SELECTED_NODE } from "../../model/keys.ts";
+import type { Claim, StorageClass } from "../../model/objects.ts";
+import type { Clock } from "../../queue/clock.ts";
+import type { Race } from "./state.ts";
+import type { Commitments } from "./commitments.ts";
+import { checkCapacity } from "./get_capacity.ts";
+import { mayRace } from "./may_race.ts";
+import type { DeclineReason, RaceDeps, RaceOptions } from "./ports.ts";
+import { offeredBytes } from "./published_capacity.ts";
+import { requiredBytes } from "../request/size.ts";
 
 /** How much room this node has, and where the figure comes from. */
 export interface Room {

@@ -9,7 +9,7 @@ import {
   sourceVolume,
   storageClass,
   TOPOLOGY_KEY,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 import {
   addClaim,
   changeClaim,
@@ -20,8 +20,8 @@ import {
   runFor,
   sync,
   unownedClaim,
-} from "../../tests/fakes/race_world.ts";
-import type { Claim } from "../model/objects.ts";
+} from "../../../tests/fakes/race_world.ts";
+import type { Claim } from "../../model/objects.ts";
 
 const IMMEDIATE = storageClass({ volumeBindingMode: "Immediate" });
 

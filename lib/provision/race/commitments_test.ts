@@ -1,7 +1,7 @@
 import { strictEqual } from "node:assert/strict";
-import type { Claim } from "../model/objects.ts";
-import { Commitments } from "./race_commitments.ts";
-import { claim as buildClaim, NODE } from "../../tests/builders/provision.ts";
+import type { Claim } from "../../model/objects.ts";
+import { Commitments } from "./commitments.ts";
+import { claim as buildClaim, NODE } from "../../../tests/builders/provision.ts";
 
 const GI = 1024n ** 3n;
 

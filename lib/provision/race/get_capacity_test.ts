@@ -1,15 +1,15 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { CsiError } from "../csi/status.ts";
-import type { GetCapacityRequest, GetCapacityResponse } from "../csi/types.ts";
-import { type CapacityCheckOptions, checkCapacity } from "./race_check.ts";
-import { FakeClock } from "../../tests/fakes/clock.ts";
+import { CsiError } from "../../csi/status.ts";
+import type { GetCapacityRequest, GetCapacityResponse } from "../../csi/types.ts";
+import { type CapacityCheckOptions, checkCapacity } from "./get_capacity.ts";
+import { FakeClock } from "../../../tests/fakes/clock.ts";
 import {
   claim,
   NODE,
   provisionOptions,
   storageClass,
   TOPOLOGY_KEY,
-} from "../../tests/builders/provision.ts";
+} from "../../../tests/builders/provision.ts";
 
 const GI = 1024n ** 3n;
 const target = {

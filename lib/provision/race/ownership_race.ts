@@ -18,19 +18,19 @@
  * (observe) ends the race the moment the claim is another node's, bound,
  * or deleted, and cancels a patch still waiting for the API budget.
  */
-import { ANN_SELECTED_NODE } from "../model/keys.ts";
-import type { Claim, StorageClass } from "../model/objects.ts";
-import { type Clock, realClock } from "../queue/clock.ts";
-import { JitteredExponentialRateLimiter } from "../queue/rate_limiters.ts";
-import type { HandleOutcome } from "../queue/workers.ts";
-import type { RaceDeps, RaceOptions } from "./race_ports.ts";
-import { Commitments } from "./race_commitments.ts";
-import { mayRace } from "./race_eligibility.ts";
-import { RaceReporter } from "./race_report.ts";
-import type { Race } from "./race_state.ts";
-import type { SourceFacts } from "./source/checks.ts";
-import { takeTurn, type Turn, unowned } from "./race_turn.ts";
-import { readClaimSourceFacts } from "./source/load.ts";
+import { ANN_SELECTED_NODE } from "../../model/keys.ts";
+import type { Claim, StorageClass } from "../../model/objects.ts";
+import { type Clock, realClock } from "../../queue/clock.ts";
+import { JitteredExponentialRateLimiter } from "../../queue/rate_limiters.ts";
+import type { HandleOutcome } from "../../queue/workers.ts";
+import type { RaceDeps, RaceOptions } from "./ports.ts";
+import { Commitments } from "./commitments.ts";
+import { mayRace } from "./may_race.ts";
+import { RaceReporter } from "./report.ts";
+import type { Race } from "./state.ts";
+import type { SourceFacts } from "../source/checks.ts";
+import { takeTurn, type Turn, unowned } from "./turn.ts";
+import { readClaimSourceFacts } from "../source/load.ts";
 
 const DONE: HandleOutcome = { kind: "done" };
 

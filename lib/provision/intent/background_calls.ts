@@ -7,9 +7,9 @@
  * as the intent it was made under: it holds the intent's `since`, which a
  * new intent of the same name does not share.
  */
-import { CsiError } from "../csi/status.ts";
-import { classifyCreateError } from "./outcome.ts";
-import type { Journal } from "./ports.ts";
+import { CsiError } from "../../csi/status.ts";
+import { classifyCreateError } from "../outcome.ts";
+import type { Journal } from "../ports.ts";
 
 /** Volume names whose CreateVolume may still be running in the driver. */
 export class BackgroundCalls {

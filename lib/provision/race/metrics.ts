@@ -4,7 +4,7 @@
  * selected-node patches ended (conflicts per volume is the race's cost).
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { RaceMetrics } from "./race_ports.ts";
+import type { RaceMetrics } from "./ports.ts";
 
 /** Creates csi_node_provisioner_immediate_binding_* in `registry`. */
 export function createRaceMetrics(registry: Registry): RaceMetrics {

@@ -7,11 +7,11 @@
  * makes this node sit the round out instead of claiming a volume its driver
  * may never create.
  */
-import type { Clock } from "../queue/clock.ts";
-import { CsiError } from "../csi/status.ts";
-import type { GetCapacityRequest, GetCapacityResponse, Topology } from "../csi/types.ts";
-import type { Claim, StorageClass } from "../model/objects.ts";
-import { prepareProvision, type ProvisionOptions } from "./request/request.ts";
+import type { Clock } from "../../queue/clock.ts";
+import { CsiError } from "../../csi/status.ts";
+import type { GetCapacityRequest, GetCapacityResponse, Topology } from "../../csi/types.ts";
+import type { Claim, StorageClass } from "../../model/objects.ts";
+import { prepareProvision, type ProvisionOptions } from "../request/request.ts";
 
 /** The CSI call the pre-check makes. */
 export interface CapacityCheckCsi {

@@ -11,10 +11,10 @@
  * would carry in its provisioner-deletion-secret annotations), so that the
  * volume can be deleted even after its StorageClass was deleted or edited.
  */
-import type { CreateVolumeRequest } from "../csi/types.ts";
-import type { Claim, SecretReference } from "../model/objects.ts";
-import { ANN_SELECTED_NODE } from "../model/keys.ts";
-import { type ClaimDecisionOptions, screenClaim } from "./decide.ts";
+import type { CreateVolumeRequest } from "../../csi/types.ts";
+import type { Claim, SecretReference } from "../../model/objects.ts";
+import { ANN_SELECTED_NODE } from "../../model/keys.ts";
+import { type ClaimDecisionOptions, screenClaim } from "../decide.ts";
 
 /** One CreateVolume the agent set out to make, as written to the journal. */
 export interface Intent {

@@ -25,15 +25,15 @@
  * volume is cleared from the journal once the PV is saved or the volume
  * deleted; if the agent dies before, the intent is settled at start-up.
  */
-import type { Segments } from "../csi/types.ts";
-import type { Logger } from "../log/logger.ts";
-import { accessibilityOn, holdsThisNodesVolume } from "../topology/affinity.ts";
-import type { EventRecorder, Journal, ProvisionApi, ProvisionCsi } from "./ports.ts";
-import type { EventSubject } from "../model/events.ts";
-import type { PersistentVolume } from "../model/objects.ts";
-import type { WorkQueue } from "../queue/work_queue.ts";
-import { type HandleOutcome, runWorkers } from "../queue/workers.ts";
-import { BoundedMap } from "../queue/bounded.ts";
+import type { Segments } from "../../csi/types.ts";
+import type { Logger } from "../../log/logger.ts";
+import { accessibilityOn, holdsThisNodesVolume } from "../../topology/affinity.ts";
+import type { EventRecorder, Journal, ProvisionApi, ProvisionCsi } from "../ports.ts";
+import type { EventSubject } from "../../model/events.ts";
+import type { PersistentVolume } from "../../model/objects.ts";
+import type { WorkQueue } from "../../queue/work_queue.ts";
+import { type HandleOutcome, runWorkers } from "../../queue/workers.ts";
+import { BoundedMap } from "../../queue/bounded.ts";
 
 /** A PV to save, with what deleting its volume would take. */
 export interface Unsaved {

@@ -19,16 +19,16 @@
  * other failure (API server away, Forbidden) keeps the intent for a retry:
  * a volume is never abandoned because its credentials cannot be read now.
  */
-import { CsiError, type GrpcCodeName } from "../csi/status.ts";
-import type { CreateVolumeResponse, Segments } from "../csi/types.ts";
-import type { Logger } from "../log/logger.ts";
-import type { Claim, SecretReference, StorageClass } from "../model/objects.ts";
-import { resolveSecretReference } from "../secrets/references.ts";
-import { holdsThisNodesVolume } from "../topology/affinity.ts";
+import { CsiError, type GrpcCodeName } from "../../csi/status.ts";
+import type { CreateVolumeResponse, Segments } from "../../csi/types.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { Claim, SecretReference, StorageClass } from "../../model/objects.ts";
+import { resolveSecretReference } from "../../secrets/references.ts";
+import { holdsThisNodesVolume } from "../../topology/affinity.ts";
 import type { BackgroundCalls } from "./background_calls.ts";
-import { claimSubject } from "./context.ts";
+import { claimSubject } from "../context.ts";
 import { type Intent, intentKey } from "./intent.ts";
-import type { EventRecorder, Journal, Lookup, ProvisionApi, ProvisionCsi } from "./ports.ts";
+import type { EventRecorder, Journal, Lookup, ProvisionApi, ProvisionCsi } from "../ports.ts";
 
 /**
  * CreateVolume failures after which no volume exists: the CSI spec's

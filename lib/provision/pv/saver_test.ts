@@ -5,8 +5,8 @@
  * DeleteVolume is retried, and the intent stays until the volume is gone.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { eventually } from "../../tests/fakes/async.ts";
-import { KEY, PV_NAME, reasons, world } from "../../tests/fakes/provision_world.ts";
+import { eventually } from "../../../tests/fakes/async.ts";
+import { KEY, PV_NAME, reasons, world } from "../../../tests/fakes/provision_world.ts";
 
 Deno.test("a PV queued after a failed save is saved in the background and its intent cleared", async () => {
   const lines: string[] = [];

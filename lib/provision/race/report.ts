@@ -7,29 +7,29 @@
  *   i.e. --capacity-for-immediate-binding on the nodes), every agent reads
  *   every node's figures for the class, and exactly one agent, chosen by
  *   rendezvous hashing of the claim's uid over the publishing nodes that
- *   may race (allowedTopologies, and the claim's source: race_eligibility.ts
+ *   may race (allowedTopologies, and the claim's source: may_race.ts
  *   mayRace, asked for each publisher's segment), writes one summary: one event per claim, not one per node.
  * - Without them, each node reports its own decline (how much it has).
  *
  * Also here: the delay factor that lets a node with room for many such
- * volumes try sooner (race_rules.ts delayFactor), read from this node's
+ * volumes try sooner (published_capacity.ts delayFactor), read from this node's
  * own published capacity.
  */
-import { type Clock, realClock } from "../queue/clock.ts";
-import { claimSubject } from "./context.ts";
-import type { Claim, StorageClass } from "../model/objects.ts";
-import type { SourceFacts } from "./source/checks.ts";
-import type { Race } from "./race_state.ts";
-import { mayRace } from "./race_eligibility.ts";
-import type { RaceDeps, RaceOptions } from "./race_ports.ts";
+import { type Clock, realClock } from "../../queue/clock.ts";
+import { claimSubject } from "../context.ts";
+import type { Claim, StorageClass } from "../../model/objects.ts";
+import type { SourceFacts } from "../source/checks.ts";
+import type { Race } from "./state.ts";
+import { mayRace } from "./may_race.ts";
+import type { RaceDeps, RaceOptions } from "./ports.ts";
 import {
   delayFactor,
   ownDeclineMessage,
   segmentLabel,
   summarizeUnplaceable,
-} from "./race_rules.ts";
-import { publishedRoom, type Turn, type TurnContext } from "./race_turn.ts";
-import { requiredBytes } from "./request/size.ts";
+} from "./published_capacity.ts";
+import { publishedRoom, type Turn, type TurnContext } from "./turn.ts";
+import { requiredBytes } from "../request/size.ts";
 
 /** The Event reason of both the summary and a node's own decline. */
 export const NOT_ENOUGH_CAPACITY = "NotEnoughCapacity";

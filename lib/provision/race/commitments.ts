@@ -12,10 +12,10 @@
  * selected to this node again); an entry leaves when the claim is bound,
  * gone or another node's, or when its CreateVolume answered (settled).
  */
-import { ANN_SELECTED_NODE } from "../model/keys.ts";
-import type { Claim } from "../model/objects.ts";
-import { claimStorageClassName } from "./request/claim_class.ts";
-import { requiredBytes } from "./request/size.ts";
+import { ANN_SELECTED_NODE } from "../../model/keys.ts";
+import type { Claim } from "../../model/objects.ts";
+import { claimStorageClassName } from "../request/claim_class.ts";
+import { requiredBytes } from "../request/size.ts";
 
 interface Commitment {
   uid: string;

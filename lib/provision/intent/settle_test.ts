@@ -4,9 +4,9 @@
  * each answer of the driver and the API server leads to.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { CsiError } from "../csi/status.ts";
-import { claim as buildClaim, storageClass } from "../../tests/builders/provision.ts";
-import { PV_NAME, pvHolding, world } from "../../tests/fakes/provision_world.ts";
+import { CsiError } from "../../csi/status.ts";
+import { claim as buildClaim, storageClass } from "../../../tests/builders/provision.ts";
+import { PV_NAME, pvHolding, world } from "../../../tests/fakes/provision_world.ts";
 import type { Intent } from "./intent.ts";
 
 function intent(overrides: Partial<Intent> = {}): Intent {

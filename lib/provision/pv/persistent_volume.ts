@@ -3,19 +3,24 @@
  * part) plus sig-storage-lib's `provisionClaimOperation` (claimRef,
  * finalizer, provisioned-by, storageClassName), as one pure function.
  */
-import type { CreateVolumeResponse, Segments } from "../csi/types.ts";
+import type { CreateVolumeResponse, Segments } from "../../csi/types.ts";
 import {
   ANN_PROVISIONED_BY,
   PROVISIONER_IDENTITY_KEY,
   PV_PROTECTION_FINALIZER,
-} from "../model/keys.ts";
-import type { Claim, CsiVolumeSource, PersistentVolume, StorageClass } from "../model/objects.ts";
-import { formatBinarySI } from "../model/quantity.ts";
-import { isConfinedToNode, volumeNodeAffinity } from "../topology/affinity.ts";
-import { claimStorageClassName } from "./request/claim_class.ts";
-import { type Problem, problem } from "./outcome.ts";
-import type { ProvisionPlan } from "./request/request.ts";
-import { deletionSecretAnnotations, modifySecretAnnotations } from "../secrets/annotations.ts";
+} from "../../model/keys.ts";
+import type {
+  Claim,
+  CsiVolumeSource,
+  PersistentVolume,
+  StorageClass,
+} from "../../model/objects.ts";
+import { formatBinarySI } from "../../model/quantity.ts";
+import { isConfinedToNode, volumeNodeAffinity } from "../../topology/affinity.ts";
+import { claimStorageClassName } from "../request/claim_class.ts";
+import { type Problem, problem } from "../outcome.ts";
+import type { ProvisionPlan } from "../request/request.ts";
+import { deletionSecretAnnotations, modifySecretAnnotations } from "../../secrets/annotations.ts";
 
 /** What the PV is made of. */
 export interface PersistentVolumeInput {

@@ -5,15 +5,15 @@
  * flags it reads. main.ts passes the real adapters through start.ts; unit
  * tests pass small fakes.
  */
-import type { Logger } from "../log/logger.ts";
-import type { Claim, StorageClass } from "../model/objects.ts";
-import type { PublishedCapacity } from "../model/storage_capacity.ts";
-import type { Clock } from "../queue/clock.ts";
-import type { HandleOutcome } from "../queue/workers.ts";
-import type { EventRecorder, Lookup } from "./ports.ts";
-import type { CapacityCheckCsi } from "./race_check.ts";
-import type { ProvisionOptions } from "./request/request.ts";
-import type { SourceReads } from "./source/load.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { Claim, StorageClass } from "../../model/objects.ts";
+import type { PublishedCapacity } from "../../model/storage_capacity.ts";
+import type { Clock } from "../../queue/clock.ts";
+import type { HandleOutcome } from "../../queue/workers.ts";
+import type { EventRecorder, Lookup } from "../ports.ts";
+import type { CapacityCheckCsi } from "./get_capacity.ts";
+import type { ProvisionOptions } from "../request/request.ts";
+import type { SourceReads } from "../source/load.ts";
 
 /** The claim write of the race. */
 export interface RaceApi {
@@ -46,7 +46,7 @@ export type DeclineReason =
 /** How a patch of selected-node ended. */
 export type AttemptResult = "selected" | "conflict" | "gone" | "error";
 
-/** csi_node_provisioner_immediate_binding_* (race_metrics.ts). */
+/** csi_node_provisioner_immediate_binding_* (metrics.ts). */
 export interface RaceMetrics {
   /** Claims the race tracks now. */
   racing(count: number): void;
@@ -92,7 +92,7 @@ export interface RaceOptions {
   reportEveryMs?: number;
 }
 
-/** The race as the provisioning controller uses it (race.ts OwnershipRace). */
+/** The race as the provisioning controller uses it (ownership_race.ts OwnershipRace). */
 export interface ClaimRace {
   /** An Immediate claim with no node selected, as the claim queue hands it over. */
   consider(

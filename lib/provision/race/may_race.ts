@@ -6,11 +6,11 @@
  * The rules: the class's allowedTopologies, then the claim's snapshot or
  * clone source, which with node-local storage only one node holds.
  */
-import type { Segments } from "../csi/types.ts";
-import type { Claim, StorageClass } from "../model/objects.ts";
-import { accessibilityRequirements } from "../topology/requirements.ts";
-import type { SourceFacts } from "./source/checks.ts";
-import { sourceRaceVerdict } from "./source/holder.ts";
+import type { Segments } from "../../csi/types.ts";
+import type { Claim, StorageClass } from "../../model/objects.ts";
+import { accessibilityRequirements } from "../../topology/requirements.ts";
+import type { SourceFacts } from "../source/checks.ts";
+import { sourceRaceVerdict } from "../source/holder.ts";
 
 /** A node as the race knows it: its name (for messages) and its segment. */
 export interface RaceNode {

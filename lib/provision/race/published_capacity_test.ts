@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import type { PublishedCapacity } from "../model/storage_capacity.ts";
+import type { PublishedCapacity } from "../../model/storage_capacity.ts";
 import {
   delayFactor,
   MIN_DELAY_FACTOR,
@@ -8,7 +8,7 @@ import {
   publishers,
   rendezvous,
   summarizeUnplaceable,
-} from "./race_rules.ts";
+} from "./published_capacity.ts";
 
 const GI = 1024n ** 3n;
 const KEY = "topology.hostpath.csi/node";
