@@ -195,8 +195,8 @@ export class CapacityController {
       if (result.kind !== "done") outcome = result;
     }
     const timeoutMs = this.#options.echoTimeoutMs ?? DEFAULT_ECHO_TIMEOUT_MS;
-    const settled = await this.#deps.echoes.settled(className, { timeoutMs, signal });
-    if (!settled && !signal.aborted) {
+    const arrived = await this.#deps.echoes.allArrived(className, { timeoutMs, signal });
+    if (!arrived && !signal.aborted) {
       this.#deps.logger.warn(
         { storageClass: className },
         "The informer did not deliver a CSIStorageCapacity write in time",

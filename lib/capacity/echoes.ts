@@ -30,13 +30,13 @@ export class WriteEchoes {
 
   /** The write failed (nothing will echo): expect one event less. */
   cancel(key: string): void {
-    this.#settleOne(key);
+    this.#expectOneLess(key);
   }
 
   /** An informer event for `key`; true when it was an expected echo. */
   observe(key: string): boolean {
     if ((this.#pending.get(key)?.count ?? 0) === 0) return false;
-    this.#settleOne(key);
+    this.#expectOneLess(key);
     return true;
   }
 
@@ -50,7 +50,7 @@ export class WriteEchoes {
    * `timeoutMs` or when `signal` aborts, and then forgets them (a late event
    * is treated as someone else's change: one more sync, never a lost one).
    */
-  settled(key: string, options: { timeoutMs: number; signal: AbortSignal }): Promise<boolean> {
+  allArrived(key: string, options: { timeoutMs: number; signal: AbortSignal }): Promise<boolean> {
     const pending = this.#pending.get(key);
     if (pending === undefined || pending.count === 0) return Promise.resolve(true);
     if (options.signal.aborted) return Promise.resolve(false);
@@ -70,7 +70,7 @@ export class WriteEchoes {
     });
   }
 
-  #settleOne(key: string): void {
+  #expectOneLess(key: string): void {
     const pending = this.#pending.get(key);
     if (pending === undefined || pending.count === 0) return;
     pending.count--;

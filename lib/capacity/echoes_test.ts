@@ -13,16 +13,16 @@ Deno.test("an expected event is an echo; an unexpected one is not", () => {
   strictEqual(echoes.observe("fast"), false);
 });
 
-Deno.test("settled() waits for every expected echo, including ones that came first", async () => {
+Deno.test("allArrived() waits for every expected echo, including ones that came first", async () => {
   const echoes = new WriteEchoes();
   echoes.expect("fast");
   echoes.expect("fast");
   echoes.observe("fast"); // the watch can be quicker than the write's response
-  const settled = echoes.settled("fast", { timeoutMs: 10_000, signal: never });
-  strictEqual(await peek(settled), PENDING);
+  const arrived = echoes.allArrived("fast", { timeoutMs: 10_000, signal: never });
+  strictEqual(await peek(arrived), PENDING);
   echoes.observe("fast");
-  strictEqual(await settled, true);
-  strictEqual(await echoes.settled("fast", { timeoutMs: 10_000, signal: never }), true);
+  strictEqual(await arrived, true);
+  strictEqual(await echoes.allArrived("fast", { timeoutMs: 10_000, signal: never }), true);
 });
 
 Deno.test("a cancelled write expects nothing", async () => {
@@ -30,13 +30,13 @@ Deno.test("a cancelled write expects nothing", async () => {
   echoes.expect("fast");
   echoes.cancel("fast");
   strictEqual(echoes.outstanding("fast"), 0);
-  strictEqual(await echoes.settled("fast", { timeoutMs: 10_000, signal: never }), true);
+  strictEqual(await echoes.allArrived("fast", { timeoutMs: 10_000, signal: never }), true);
 });
 
 Deno.test("after a timeout the echo is forgotten: a late event counts as someone else's", async () => {
   const echoes = new WriteEchoes();
   echoes.expect("fast");
-  strictEqual(await echoes.settled("fast", { timeoutMs: 1, signal: never }), false);
+  strictEqual(await echoes.allArrived("fast", { timeoutMs: 1, signal: never }), false);
   strictEqual(echoes.outstanding("fast"), 0);
   strictEqual(echoes.observe("fast"), false);
 });
@@ -45,9 +45,9 @@ Deno.test("an abort ends the wait", async () => {
   const echoes = new WriteEchoes();
   echoes.expect("fast");
   const stop = new AbortController();
-  const settled = echoes.settled("fast", { timeoutMs: 10_000, signal: stop.signal });
+  const arrived = echoes.allArrived("fast", { timeoutMs: 10_000, signal: stop.signal });
   stop.abort();
-  strictEqual(await settled, false);
+  strictEqual(await arrived, false);
   echoes.expect("fast");
-  strictEqual(await echoes.settled("fast", { timeoutMs: 10_000, signal: stop.signal }), false);
+  strictEqual(await echoes.allArrived("fast", { timeoutMs: 10_000, signal: stop.signal }), false);
 });

@@ -212,7 +212,7 @@ function createInvoker(deps: {
     if (debug) log.debug({ method: path, request: sanitizeCsiMessage(request) }, "CSI call");
     deps.tracker.enter();
     return new Promise<CsiMethodTypes[M]["response"]>((resolve, reject) => {
-      const settle = (code: number, error: CsiError | undefined, response?: unknown) => {
+      const finish = (code: number, error: CsiError | undefined, response?: unknown) => {
         const seconds = (performance.now() - started) / 1000;
         deps.observer?.observe({
           driverName: deps.driverName(),
@@ -233,10 +233,10 @@ function createInvoker(deps: {
         { deadline },
         (failure, response) => {
           unsubscribe?.();
-          if (failure === null) settle(0, undefined, response);
+          if (failure === null) finish(0, undefined, response);
           else {
             const error = toCsiError(path, failure);
-            settle(error.code, error);
+            finish(error.code, error);
           }
         },
       );

@@ -134,7 +134,7 @@ Deno.test("answered() resolves at the next answer, a refusal below 500 included;
   const statuses = [503, 404];
   const answer = () => Response.json({ kind: "Status" }, { status: statuses.shift() ?? 200 });
   await withServer(answer, async (rest) => {
-    const settled = async (promise: Promise<void>) => {
+    const resolved = async (promise: Promise<void>) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, 50, false)));
       const answer = await Promise.race([promise.then(() => true), late]);
@@ -143,9 +143,9 @@ Deno.test("answered() resolves at the next answer, a refusal below 500 included;
     };
     const first = rest.answered!();
     await rejects(rest.request({ method: "GET", path: "/api/v1/nodes" }), { status: 503 });
-    strictEqual(await settled(first), false, "a 503 is no sign the server is back");
+    strictEqual(await resolved(first), false, "a 503 is no sign the server is back");
     await rejects(rest.request({ method: "GET", path: "/api/v1/nodes" }), { status: 404 });
-    strictEqual(await settled(first), true, "a 404 is an answer");
+    strictEqual(await resolved(first), true, "a 404 is an answer");
   });
 });
 

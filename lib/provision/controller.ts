@@ -188,7 +188,7 @@ export class ProvisionController {
       this.#endIntentOnFailure(prepared.volumeName, error);
       return await this.#createFailed({ key, claim, storageClass, plan: prepared }, error, signal);
     }
-    this.#deps.race?.settled(key, claim.metadata.uid);
+    this.#deps.race?.answered(key, claim.metadata.uid);
     const outcome = await attempt.finish(prepared, response, signal);
     if (outcome.kind === "problem") return this.#report(claim, outcome, storageClass.metadata.name);
     if (outcome.kind === "refused") {

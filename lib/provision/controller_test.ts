@@ -34,7 +34,7 @@ Deno.test("sync() provisions a claim selected to this node: CreateVolume, PV, tw
   strictEqual(w.record.succeeded, 1);
   deepStrictEqual(w.record.journaledAtCreate, [[PV_NAME]], "the intent is on disk before the call");
   deepStrictEqual(w.journal.log, [`record ${PV_NAME}`, `clear ${PV_NAME} pv_saved`]);
-  deepStrictEqual(w.record.settled, [CLAIM_UID], "the race stops counting its space");
+  deepStrictEqual(w.record.answered, [CLAIM_UID], "the race stops counting its space");
   w.close();
 });
 
@@ -197,7 +197,7 @@ Deno.test("ResourceExhausted on a claim this node won in the race: released to t
   deepStrictEqual(w.record.released, [CLAIM_UID]);
   deepStrictEqual(w.record.selectedNodeRemoved, ["data"]);
   deepStrictEqual(w.record.raced, [], "owned: provisioned, not raced");
-  deepStrictEqual(w.record.settled, [], "no volume: the race keeps counting it until released");
+  deepStrictEqual(w.record.answered, [], "no volume: the race keeps counting it until released");
   w.close();
 });
 

@@ -63,7 +63,7 @@ export class DelayedAdds {
       this.#readyAt.delete(top.key);
       ready.push(top.key);
     }
-    // State is settled before calling out, so onReady may schedule again.
+    // State is up to date before calling out, so onReady may schedule again.
     for (const key of ready) this.#onReady(key);
     this.#arm();
   }

@@ -2,7 +2,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { FakeClock } from "../../tests/fakes/clock.ts";
 import { reserveToken, TokenBucket } from "./token_bucket.ts";
 
-/** The fake clock, with a turn of the microtask queue after each move so that grants settle. */
+/** The fake clock, with a turn of the microtask queue after each move so that grants resolve. */
 function manualClock() {
   const clock = new FakeClock();
   const advance = async (ms: number) => {

@@ -21,7 +21,7 @@ export interface WorkQueueOptions {
   metrics?: QueueMetricsSink;
 }
 
-type Settle = (value: boolean) => void;
+type Resolve = (value: boolean) => void;
 type Getter = (key: string | undefined) => void;
 
 /** A deduplicating, rate-limited FIFO of keys with client-go's semantics. */
@@ -34,7 +34,7 @@ export class WorkQueue {
   /** A worker calls get() with its pool's signal once per key: one listener serves them all. */
   readonly #aborts = new AbortFanout();
   /** Pending shutDownWithDrain() calls. */
-  readonly #drainers = new Set<Settle>();
+  readonly #drainers = new Set<Resolve>();
   readonly #delayed: DelayedAdds;
   readonly #rateLimiter: RateLimiter;
   readonly #metrics: QueueMetricsSink;
@@ -83,7 +83,7 @@ export class WorkQueue {
       this.#queue.push(key);
       this.#serveGetters();
     }
-    if (this.#processing.size === 0) this.#settleDrainers(true);
+    if (this.#processing.size === 0) this.#resolveDrainers(true);
   }
 
   /** Keys waiting to be taken (not those processed or delayed). */
@@ -126,7 +126,7 @@ export class WorkQueue {
    */
   shutDown(): void {
     this.#stop();
-    this.#settleDrainers(this.#processing.size === 0);
+    this.#resolveDrainers(this.#processing.size === 0);
   }
 
   /**
@@ -181,7 +181,7 @@ export class WorkQueue {
     this.#getters.clear();
   }
 
-  #settleDrainers(drained: boolean): void {
+  #resolveDrainers(drained: boolean): void {
     for (const drainer of this.#drainers) drainer(drained);
     this.#drainers.clear();
   }

@@ -53,7 +53,7 @@ async function workerLoop(queue: WorkQueue, options: WorkerPoolOptions): Promise
     const key = await queue.get(options.signal);
     if (key === undefined) return;
     const outcome = await attempt(key, options);
-    settle(queue, { key, outcome, logger: options.logger });
+    applyOutcome(queue, { key, outcome, logger: options.logger });
   }
 }
 
@@ -67,7 +67,7 @@ async function attempt(key: string, options: WorkerPoolOptions): Promise<HandleO
   }
 }
 
-function settle(
+function applyOutcome(
   queue: WorkQueue,
   { key, outcome, logger }: {
     key: string;

@@ -88,10 +88,10 @@ export interface WorldRecord {
   savedPvs: PersistentVolume[];
   events: EventRecord[];
   selectedNodeRemoved: string[];
-  /** Keys handed to the race, and uids it was told it lost after ResourceExhausted or settled. */
+  /** Keys handed to the race, and uids it was told it lost after ResourceExhausted or whose CreateVolume answered. */
   raced: string[];
   released: string[];
-  settled: string[];
+  answered: string[];
   secretReads: string[];
   failed: number;
   succeeded: number;
@@ -142,7 +142,7 @@ function buildWorld(options: WorldOptions) {
     selectedNodeRemoved: [],
     raced: [],
     released: [],
-    settled: [],
+    answered: [],
     secretReads: [],
     failed: 0,
     succeeded: 0,
@@ -241,7 +241,7 @@ function buildWorld(options: WorldOptions) {
         return Promise.resolve({ kind: "done" });
       },
       released: (uid) => record.released.push(uid),
-      settled: (_key, uid) => record.settled.push(uid),
+      answered: (_key, uid) => record.answered.push(uid),
     },
   }, {
     decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },

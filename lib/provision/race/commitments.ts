@@ -10,7 +10,7 @@
  *
  * Rebuilt from the claim informer's changes (a restart lists every claim
  * selected to this node again); an entry leaves when the claim is bound,
- * gone or another node's, or when its CreateVolume answered (settled).
+ * gone or another node's, or when its CreateVolume answered.
  */
 import { ANN_SELECTED_NODE } from "../../model/keys.ts";
 import type { Claim } from "../../model/objects.ts";
@@ -28,7 +28,7 @@ export class Commitments {
   readonly #nodeName: string;
   readonly #byKey = new Map<string, Commitment>();
   /** Claims whose CreateVolume answered, by key: their later changes before binding do not count. */
-  readonly #settled = new Map<string, string>();
+  readonly #answered = new Map<string, string>();
 
   constructor(nodeName: string) {
     this.#nodeName = nodeName;
@@ -56,11 +56,11 @@ export class Commitments {
       claim.metadata.deletionTimestamp
     ) {
       this.#byKey.delete(change.key);
-      this.#settled.delete(change.key);
+      this.#answered.delete(change.key);
       return;
     }
     const uid = claim.metadata.uid;
-    if (this.#byKey.get(change.key)?.uid === uid || this.#settled.get(change.key) === uid) return;
+    if (this.#byKey.get(change.key)?.uid === uid || this.#answered.get(change.key) === uid) return;
     this.commit(change.key, claim);
   }
 
@@ -81,11 +81,11 @@ export class Commitments {
 
   /**
    * CreateVolume answered for the claim: from now on the driver counts it (or
-   * refused it). By key: a burst settles each of its many claims.
+   * refused it). By key: a burst answers each of its many claims one by one.
    */
-  settled(key: string, uid: string): void {
+  answered(key: string, uid: string): void {
     if (this.#byKey.get(key)?.uid !== uid) return;
     this.#byKey.delete(key);
-    this.#settled.set(key, uid);
+    this.#answered.set(key, uid);
   }
 }

@@ -29,13 +29,13 @@ Deno.test("Commitments: claims selected to this node count until bound, gone or 
   strictEqual(commitments.size, 0);
 });
 
-Deno.test("Commitments: a settled claim stops counting, even on its later changes before binding", () => {
+Deno.test("Commitments: an answered claim stops counting, even on its later changes before binding", () => {
   const commitments = new Commitments(NODE);
   commitments.observe({ key: "apps/a", new: selected("a", NODE) });
-  commitments.settled("apps/a", "uid-a");
+  commitments.answered("apps/a", "uid-a");
   strictEqual(commitments.bytes("fast"), 0n);
   commitments.observe({ key: "apps/a", new: selected("a", NODE) });
-  strictEqual(commitments.bytes("fast"), 0n, "settled: the driver counts it");
+  strictEqual(commitments.bytes("fast"), 0n, "answered: the driver counts it");
   commitments.observe({ key: "apps/a", new: undefined });
   commitments.observe({ key: "apps/a", new: selected("a", NODE) });
   strictEqual(commitments.bytes("fast"), 2n * GI, "a new selection counts again");
@@ -45,9 +45,9 @@ Deno.test("Commitments: settling a claim leaves other claims and an older uid of
   const commitments = new Commitments(NODE);
   commitments.observe({ key: "apps/a", new: selected("a", NODE) });
   commitments.observe({ key: "apps/b", new: selected("b", NODE) });
-  commitments.settled("apps/a", "uid-of-an-earlier-claim-a");
-  strictEqual(commitments.bytes("fast"), 4n * GI, "not this claim a: nothing settled");
-  commitments.settled("apps/a", "uid-a");
+  commitments.answered("apps/a", "uid-of-an-earlier-claim-a");
+  strictEqual(commitments.bytes("fast"), 4n * GI, "not this claim a: nothing answered");
+  commitments.answered("apps/a", "uid-a");
   strictEqual(commitments.bytes("fast"), 2n * GI, "only b counts");
 });
 

@@ -93,7 +93,7 @@ export class OwnershipRace {
     const turnSignal = AbortSignal.any([signal, race.turn.signal]);
     try {
       const turn = await takeTurn({ ...target, race }, this.#context(), turnSignal);
-      if (this.#races.get(key) === race) this.#settle(race, turn, target);
+      if (this.#races.get(key) === race) this.#afterTurn(race, turn, target);
     } finally {
       race.turn = undefined;
     }
@@ -129,8 +129,8 @@ export class OwnershipRace {
   }
 
   /** CreateVolume created the claim's volume: the driver's capacity now counts it. */
-  settled(key: string, uid: string): void {
-    this.#commitments.settled(key, uid);
+  answered(key: string, uid: string): void {
+    this.#commitments.answered(key, uid);
   }
 
   /** Cancels every timer and turn (shutdown). */
@@ -216,7 +216,7 @@ export class OwnershipRace {
   }
 
   /** What follows a turn: the race is over, or the next turn after a delay. */
-  #settle(race: Race, turn: Turn, target: { claim: Claim; storageClass: StorageClass }): void {
+  #afterTurn(race: Race, turn: Turn, target: { claim: Claim; storageClass: StorageClass }): void {
     switch (turn.kind) {
       case "over":
         this.#end(race);

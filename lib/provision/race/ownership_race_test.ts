@@ -262,7 +262,7 @@ Deno.test("a node that wins many claims at once wins no more than its pool holds
   await runFor(world, [agent], 600);
   deepStrictEqual(agent.attempts, ["selected", "selected", "selected"]);
   deepStrictEqual(agent.declines, ["capacity", "capacity"]);
-  agent.race.settled("apps/c0", "uid-c0");
+  agent.race.answered("apps/c0", "uid-c0");
   await runFor(world, [agent], 2000);
   strictEqual(
     agent.attempts.length,

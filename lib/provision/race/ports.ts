@@ -102,5 +102,5 @@ export interface ClaimRace {
   /** This node owned the claim and got ResourceExhausted: it goes back to the race. */
   released(uid: string): void;
   /** CreateVolume created the claim's volume: the driver's capacity now counts it. */
-  settled(key: string, uid: string): void;
+  answered(key: string, uid: string): void;
 }
