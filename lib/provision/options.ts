@@ -63,7 +63,7 @@ export function provisionControllerOptions(
   };
 }
 
-/** The Immediate binding race's options: the delays, the pre-check's bound, the driver's facts. */
+/** The Immediate binding race's options: the delays, the GetCapacity call's bound, the driver's facts. */
 export function raceOptions(
   config: Config,
   driver: DriverInfo,

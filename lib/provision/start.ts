@@ -41,7 +41,7 @@ import { createProvisionMetrics } from "./metrics.ts";
 import { provisionControllerOptions, provisionerIdentity, raceOptions } from "./options.ts";
 import { PvSaver } from "./pv/saver.ts";
 import { OwnershipRace } from "./race/ownership_race.ts";
-import type { CapacityCheckCsi } from "./race/get_capacity.ts";
+import type { GetCapacityCsi } from "./race/get_capacity.ts";
 import { createRaceMetrics } from "./race/metrics.ts";
 import type { PublishedCapacities, RaceApi } from "./race/ports.ts";
 
@@ -56,7 +56,7 @@ export interface ProvisioningParts {
   /** Start-up's calls to the API server, which wait while it is away. */
   startupCall: StartupCall;
   sources: DataSourceApi;
-  csi: ProvisionCsi & CapacityCheckCsi;
+  csi: ProvisionCsi & GetCapacityCsi;
   /**
    * Every node's published capacity and this node's managed-by value
    * (--enable-capacity --capacity-for-immediate-binding): the race's

@@ -2,7 +2,7 @@
  * Space this node has promised but its driver does not count yet: claims
  * selected to this node whose CreateVolume has not answered (won in the
  * race, or placed here by the scheduler), and claims whose turn passed the
- * capacity check and whose patch is on its way. The race subtracts them
+ * GetCapacity call and whose patch is on its way. The race subtracts them
  * from what GetCapacity (or the published capacity) says, so that a node
  * that wins many claims at once does not win more than its pool holds;
  * upstream checks each claim alone, and a burst then ends in
@@ -64,7 +64,7 @@ export class Commitments {
     this.commit(change.key, claim);
   }
 
-  /** A turn passed the capacity check: its claim counts from now on. */
+  /** A turn passed the GetCapacity call: its claim counts from now on. */
   commit(key: string, claim: Claim): void {
     const size = requiredBytes(claim);
     this.#byKey.set(key, {

@@ -1,5 +1,5 @@
 /**
- * The capacity pre-check of the Immediate binding race (upstream's
+ * The GetCapacity call of the Immediate binding race (upstream's
  * checkCapacity in pkg/controller/controller.go): before this node claims a
  * volume, ask its driver whether the volume fits. Upstream's call has no
  * deadline (it runs on the worker's context); here it is bounded by
@@ -13,13 +13,13 @@ import type { GetCapacityRequest, GetCapacityResponse, Topology } from "../../cs
 import type { Claim, StorageClass } from "../../model/objects.ts";
 import { prepareProvision, type ProvisionOptions } from "../request/request.ts";
 
-/** The CSI call the pre-check makes. */
-export interface CapacityCheckCsi {
+/** The CSI call this module makes. */
+export interface GetCapacityCsi {
   getCapacity(request: GetCapacityRequest, signal: AbortSignal): Promise<GetCapacityResponse>;
 }
 
 /** What the driver said. */
-export type CapacityCheck =
+export type CapacityAnswer =
   /** Some topology has room (or the request is 0). */
   /** `availableBytes`: what GetCapacity said, when it was asked. */
   | { kind: "fits"; availableBytes?: bigint }
@@ -28,14 +28,14 @@ export type CapacityCheck =
   /** No answer in time, or the driver is unavailable: sit this round out. */
   | { kind: "failed"; message: string }
   /**
-   * Not checked: the driver has no GET_CAPACITY, the request cannot be
+   * Unknown: the driver has no GET_CAPACITY, the request cannot be
    * built, or GetCapacity failed otherwise. As upstream, proceed: the
    * provisioning attempt then reports the problem on the claim.
    */
-  | { kind: "unchecked"; message: string };
+  | { kind: "unknown"; message: string };
 
-/** How the check runs. */
-export interface CapacityCheckOptions {
+/** How the call runs. */
+export interface GetCapacityOptions {
   prepare: ProvisionOptions;
   /** The driver has GET_CAPACITY. */
   getCapacity: boolean;
@@ -44,13 +44,13 @@ export interface CapacityCheckOptions {
 }
 
 /** Asks GetCapacity for each requisite topology (once without one) until one has room. */
-export async function checkCapacity(
+export async function askCapacity(
   target: { claim: Claim; storageClass: StorageClass; requestBytes: bigint },
-  deps: { csi: CapacityCheckCsi; options: CapacityCheckOptions },
+  deps: { csi: GetCapacityCsi; options: GetCapacityOptions },
   signal: AbortSignal,
-): Promise<CapacityCheck> {
+): Promise<CapacityAnswer> {
   const { options } = deps;
-  if (!options.getCapacity) return { kind: "unchecked", message: "the driver has no GET_CAPACITY" };
+  if (!options.getCapacity) return { kind: "unknown", message: "the driver has no GET_CAPACITY" };
   if (target.requestBytes <= 0n) return { kind: "fits" };
   // GetCapacity takes no mutable parameters, so the VolumeAttributesClass is not read here.
   const plan = prepareProvision(target, {
@@ -58,7 +58,7 @@ export async function checkCapacity(
     volumeAttributesClassEnabled: false,
   });
   if (plan.kind !== "plan") {
-    return { kind: "unchecked", message: plan.kind === "problem" ? plan.message : plan.kind };
+    return { kind: "unknown", message: plan.kind === "problem" ? plan.message : plan.kind };
   }
   const requisite = plan.request.accessibility_requirements?.requisite ?? [];
   const topologies: (Topology | null)[] = requisite.length > 0 ? requisite : [null];
@@ -98,7 +98,10 @@ function toBigInt(text: string): bigint {
   return /^\d+$/.test(text) ? BigInt(text) : 0n;
 }
 
-function failure(error: unknown, context: { timedOut: boolean; timeoutMs: number }): CapacityCheck {
+function failure(
+  error: unknown,
+  context: { timedOut: boolean; timeoutMs: number },
+): CapacityAnswer {
   if (context.timedOut) {
     return { kind: "failed", message: `GetCapacity did not answer within ${context.timeoutMs} ms` };
   }
@@ -106,5 +109,5 @@ function failure(error: unknown, context: { timedOut: boolean; timeoutMs: number
   if (error instanceof CsiError && ["DeadlineExceeded", "Unavailable"].includes(error.codeName)) {
     return { kind: "failed", message: `GetCapacity failed: ${message}` };
   }
-  return { kind: "unchecked", message: `GetCapacity failed: ${message}` };
+  return { kind: "unknown", message: `GetCapacity failed: ${message}` };
 }

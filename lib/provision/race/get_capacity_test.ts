@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { CsiError } from "../../csi/status.ts";
 import type { GetCapacityRequest, GetCapacityResponse } from "../../csi/types.ts";
-import { type CapacityCheckOptions, checkCapacity } from "./get_capacity.ts";
+import { askCapacity, type GetCapacityOptions } from "./get_capacity.ts";
 import { FakeClock } from "../../../tests/fakes/clock.ts";
 import {
   claim,
@@ -44,7 +44,7 @@ function driver(answers: (GetCapacityResponse | Error | "hang")[]) {
   };
 }
 
-function options(overrides: Partial<CapacityCheckOptions> = {}): CapacityCheckOptions {
+function options(overrides: Partial<GetCapacityOptions> = {}): GetCapacityOptions {
   return {
     prepare: provisionOptions({ strictTopology: true }),
     getCapacity: true,
@@ -56,9 +56,9 @@ function options(overrides: Partial<CapacityCheckOptions> = {}): CapacityCheckOp
 
 const signal = new AbortController().signal;
 
-Deno.test("checkCapacity asks GetCapacity for the request CreateVolume would get", async () => {
+Deno.test("askCapacity asks GetCapacity for the request CreateVolume would get", async () => {
   const csi = driver([answer(2n * GI)]);
-  deepStrictEqual(await checkCapacity(target, { csi, options: options() }, signal), {
+  deepStrictEqual(await askCapacity(target, { csi, options: options() }, signal), {
     kind: "fits",
     availableBytes: 2n * GI,
   });
@@ -69,24 +69,24 @@ Deno.test("checkCapacity asks GetCapacity for the request CreateVolume would get
   strictEqual(request?.volume_capabilities[0]?.access_mode?.mode, "SINGLE_NODE_WRITER");
 });
 
-Deno.test("checkCapacity: too little, or a maximum volume size below the request, is short", async () => {
-  const short = await checkCapacity(
+Deno.test("askCapacity: too little, or a maximum volume size below the request, is short", async () => {
+  const short = await askCapacity(
     target,
     { csi: driver([answer(GI / 2n)]), options: options() },
     signal,
   );
   deepStrictEqual(short, { kind: "short", availableBytes: GI / 2n });
-  const capped = await checkCapacity(target, {
+  const capped = await askCapacity(target, {
     csi: driver([answer(10n * GI, GI / 4n)]),
     options: options(),
   }, signal);
   deepStrictEqual(capped, { kind: "short", availableBytes: GI / 4n });
 });
 
-Deno.test("checkCapacity has a deadline: a GetCapacity that never answers fails after --timeout", async () => {
+Deno.test("askCapacity has a deadline: a GetCapacity that never answers fails after --timeout", async () => {
   const clock = new FakeClock();
   const csi = driver(["hang"]);
-  const pending = checkCapacity(
+  const pending = askCapacity(
     target,
     { csi, options: options({ clock, timeoutMs: 5000 }) },
     signal,
@@ -101,44 +101,44 @@ Deno.test("checkCapacity has a deadline: a GetCapacity that never answers fails 
   strictEqual(clock.pendingTimers(), 0, "the deadline's timer is gone");
 });
 
-Deno.test("checkCapacity: an unavailable driver fails the check; other errors proceed, as upstream", async () => {
+Deno.test("askCapacity: an unavailable driver fails the call; other errors proceed, as upstream", async () => {
   const unavailable = new CsiError("/csi.v1.Controller/GetCapacity", 14, "connection refused");
-  const failed = await checkCapacity(
+  const failed = await askCapacity(
     target,
     { csi: driver([unavailable]), options: options() },
     signal,
   );
   strictEqual(failed.kind, "failed");
   const internal = new CsiError("/csi.v1.Controller/GetCapacity", 13, "boom");
-  const proceed = await checkCapacity(
+  const proceed = await askCapacity(
     target,
     { csi: driver([internal]), options: options() },
     signal,
   );
   deepStrictEqual(proceed, {
-    kind: "unchecked",
+    kind: "unknown",
     message: "GetCapacity failed: rpc error: code = Internal desc = boom",
   });
 });
 
-Deno.test("checkCapacity: no GET_CAPACITY, or a request that cannot be built, is not checked", async () => {
+Deno.test("askCapacity: no GET_CAPACITY, or a request that cannot be built, leaves the room unknown", async () => {
   const csi = driver([]);
-  const none = await checkCapacity(
+  const none = await askCapacity(
     target,
     { csi, options: options({ getCapacity: false }) },
     signal,
   );
-  strictEqual(none.kind, "unchecked");
+  strictEqual(none.kind, "unknown");
   const selector = { ...target, claim: claim({ spec: { selector: { matchLabels: { a: "b" } } } }) };
-  const bad = await checkCapacity(selector, { csi, options: options() }, signal);
+  const bad = await askCapacity(selector, { csi, options: options() }, signal);
   deepStrictEqual(bad, {
-    kind: "unchecked",
+    kind: "unknown",
     message: `claim Selector is not supported (PersistentVolumeClaim "apps/data", spec.selector)`,
   });
   strictEqual(csi.requests.length, 0);
 });
 
-Deno.test("checkCapacity: each requisite topology in turn until one has room", async () => {
+Deno.test("askCapacity: each requisite topology in turn until one has room", async () => {
   const allowed = storageClass({
     volumeBindingMode: "Immediate",
     allowedTopologies: [{
@@ -146,7 +146,7 @@ Deno.test("checkCapacity: each requisite topology in turn until one has room", a
     }],
   });
   const csi = driver([answer(0n), answer(2n * GI)]);
-  const result = await checkCapacity(
+  const result = await askCapacity(
     { ...target, storageClass: allowed },
     { csi, options: options({ prepare: provisionOptions({ strictTopology: false }) }) },
     signal,

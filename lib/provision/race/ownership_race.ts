@@ -12,7 +12,7 @@
  * Scheduling: a race waits on a timer, not on a worker. Upstream blocks a
  * claim worker for the whole delay (so --worker-threads caps the races a
  * node runs at once); here a race holds a worker only for its turn (the
- * capacity check and the patch): its timer puts the claim's key back on
+ * GetCapacity call and the patch): its timer puts the claim's key back on
  * the claim queue when the delay is over. Upstream polls the cache during
  * the delay to stop early; here the claim informer's change handler
  * (observe) ends the race the moment the claim is another node's, bound,
@@ -200,7 +200,7 @@ export class OwnershipRace {
    */
   #firstDelay(race: Race, target: { claim: Claim; storageClass: StorageClass }): number {
     if (!this.#verdict({ ...target, source: race.source }).ok) {
-      return this.#reporter.nextCheckMs(race);
+      return this.#reporter.nextLookMs(race);
     }
     return this.#limiter.when(race.uid) *
       this.#reporter.delayFactor(this.#context(), race.key, target);
@@ -231,7 +231,7 @@ export class OwnershipRace {
           return;
         }
         this.#reporter.afterDecline(race, { ...target, turn });
-        this.#schedule(race, this.#reporter.nextCheckMs(race));
+        this.#schedule(race, this.#reporter.nextLookMs(race));
         return;
       case "declined":
         this.#reporter.afterDecline(race, { ...target, turn });

@@ -108,7 +108,7 @@ Deno.test("more published room, sooner: upstream's jittered delay times 1/(1+log
   }
 });
 
-Deno.test("the capacity pre-check times out: no patch, and the node tries again after its next delay", async () => {
+Deno.test("the GetCapacity call times out: no patch, and the node tries again after its next delay", async () => {
   const world = raceWorld(IMMEDIATE);
   const agent = raceAgent(world, { node: "node-a", capacity: "hang" });
   await addClaim(world, [agent], unownedClaim("data"));

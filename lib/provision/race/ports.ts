@@ -11,7 +11,7 @@ import type { PublishedCapacity } from "../../model/storage_capacity.ts";
 import type { Clock } from "../../queue/clock.ts";
 import type { HandleOutcome } from "../../queue/workers.ts";
 import type { EventRecorder, Lookup } from "../ports.ts";
-import type { CapacityCheckCsi } from "./get_capacity.ts";
+import type { GetCapacityCsi } from "./get_capacity.ts";
 import type { ProvisionOptions } from "../request/request.ts";
 import type { SourceReads } from "../source/load.ts";
 
@@ -59,7 +59,7 @@ export interface RaceDeps {
   /** The claim cache: the last look before the patch. */
   claims: Lookup<Claim>;
   api: RaceApi;
-  csi: CapacityCheckCsi;
+  csi: GetCapacityCsi;
   /** With --enable-capacity. */
   capacities?: PublishedCapacities;
   /** Where a claim's snapshot or clone source is read, once per race. */
@@ -80,9 +80,9 @@ export interface RaceOptions {
   baseDelayMs: number;
   /** --node-deployment-max-delay. */
   maxDelayMs: number;
-  /** --timeout: the bound of the capacity pre-check. */
+  /** --timeout: the bound of the GetCapacity call. */
   timeoutMs: number;
-  /** prepareProvision's options: the pre-check asks GetCapacity for the request it builds. */
+  /** prepareProvision's options: GetCapacity is asked for the request it builds. */
   prepare: ProvisionOptions;
   /** The driver has GET_CAPACITY. */
   getCapacity: boolean;

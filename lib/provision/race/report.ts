@@ -68,7 +68,7 @@ export class RaceReporter {
   }
 
   /** When an excluded node looks at the claim again: at the max delay, then every max delay. */
-  nextCheckMs(race: Race): number {
+  nextLookMs(race: Race): number {
     const { maxDelayMs } = this.#options;
     const waited = this.#clock.now() - race.since;
     return waited <= maxDelayMs ? maxDelayMs - waited + 1 : maxDelayMs;

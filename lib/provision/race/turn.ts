@@ -10,7 +10,7 @@ import type { Claim, StorageClass } from "../../model/objects.ts";
 import type { Clock } from "../../queue/clock.ts";
 import type { Race } from "./state.ts";
 import type { Commitments } from "./commitments.ts";
-import { checkCapacity } from "./get_capacity.ts";
+import { askCapacity } from "./get_capacity.ts";
 import { mayRace } from "./may_race.ts";
 import type { DeclineReason, RaceDeps, RaceOptions } from "./ports.ts";
 import { offeredBytes } from "./published_capacity.ts";
@@ -100,12 +100,12 @@ export async function takeTurn(
   const size = requiredBytes(claim);
   // A bad size is left to the provisioning attempt, which reports it on the claim.
   const requestBytes = size.ok ? size.value : 0n;
-  const checked = await checkFit({ ...target, requestBytes }, context, signal);
+  const answer = await fitsHere({ ...target, requestBytes }, context, signal);
   if (signal.aborted) return { kind: "over" };
   // Other turns of this node may have committed while GetCapacity was asked.
-  const fit = checked === undefined || checked.kind === "fits"
-    ? lateShortfall({ ...target, requestBytes, availableBytes: checked?.availableBytes }, context)
-    : checked;
+  const fit = answer === undefined || answer.kind === "fits"
+    ? lateShortfall({ ...target, requestBytes, availableBytes: answer?.availableBytes }, context)
+    : answer;
   if (fit !== undefined) {
     deps.metrics.declined(fit.reason);
     deps.logger.debug(
@@ -147,8 +147,8 @@ function capacityShortfall(
 
 /**
  * The decline when what GetCapacity said no longer holds the claim with the
- * space this node promised since (turns of other claims that passed their
- * check meanwhile); run right before the claim is committed, with no wait in
+ * space this node promised since (turns of other claims whose GetCapacity call
+ * passed meanwhile); run right before the claim is committed, with no wait in
  * between, so that two turns cannot both count on the same bytes.
  */
 function lateShortfall(
@@ -169,8 +169,8 @@ function lateShortfall(
   return capacityShortfall(requestBytes, { availableBytes, committed });
 }
 
-/** Undefined when the volume fits here (or could not be checked); else the decline. */
-async function checkFit(
+/** Undefined when the volume fits here (or GetCapacity could not tell); else the decline. */
+async function fitsHere(
   target: { key: string; claim: Claim; storageClass: StorageClass; requestBytes: bigint },
   context: TurnContext,
   signal: AbortSignal,
@@ -180,25 +180,25 @@ async function checkFit(
   const published = publishedShortfall({ key, className, requestBytes }, context);
   if (published !== undefined) return published;
   const committed = context.commitments.bytes(className, key);
-  const check = await checkCapacity({ ...target, requestBytes: requestBytes + committed }, {
+  const answer = await askCapacity({ ...target, requestBytes: requestBytes + committed }, {
     csi: context.deps.csi,
     options: { ...context.options, clock: context.clock },
   }, signal);
-  switch (check.kind) {
+  switch (answer.kind) {
     case "fits":
       // GetCapacity was asked for the request plus what was committed then.
-      return check.availableBytes === undefined
+      return answer.availableBytes === undefined
         ? { kind: "fits" }
-        : { kind: "fits", availableBytes: check.availableBytes };
+        : { kind: "fits", availableBytes: answer.availableBytes };
     case "short":
-      return capacityShortfall(requestBytes, { availableBytes: check.availableBytes, committed });
+      return capacityShortfall(requestBytes, { availableBytes: answer.availableBytes, committed });
     case "failed":
-      context.deps.logger.warn({ claim: target.key }, `Capacity check failed: ${check.message}`);
+      context.deps.logger.warn({ claim: target.key }, `Capacity check failed: ${answer.message}`);
       return { kind: "declined", reason: "capacity-check-failed", requestBytes };
-    case "unchecked":
+    case "unknown":
       context.deps.logger.info(
         { claim: target.key },
-        `proceeding with becoming owner although the capacity check failed: ${check.message}`,
+        `proceeding with becoming owner although the capacity check failed: ${answer.message}`,
       );
       return undefined;
   }
