@@ -24,7 +24,7 @@ import { protectSource, releaseSnapshot } from "./source/protection.ts";
 import { readClaimSourceFacts } from "./source/load.ts";
 
 /** What an attempt is about. */
-export interface AttemptTarget {
+interface AttemptTarget {
   key: string;
   claim: Claim;
   storageClass: StorageClass;

@@ -41,7 +41,7 @@ export interface ClaimDecisionOptions {
 }
 
 /** Why a claim is left alone. */
-export type IgnoreCause =
+type IgnoreCause =
   /** spec.volumeName is set: nothing to provision. */
   | "bound"
   /** The claim is being deleted. */
@@ -67,7 +67,7 @@ export type IgnoreCause =
   | "notNamed";
 
 /** A claim left alone, with the reason for the debug log. */
-export interface Ignore {
+interface Ignore {
   kind: "ignore";
   cause: IgnoreCause;
   reason: string;
@@ -79,7 +79,7 @@ export interface Ignore {
  * is named on yet: only a WaitForFirstConsumer class of our driver makes it
  * ours.
  */
-export type ClaimScreen = Ignore | {
+type ClaimScreen = Ignore | {
   kind: "lookUpClass";
   storageClassName: string;
   named: boolean;
@@ -149,7 +149,7 @@ export function namedProvisioner(claim: Claim): string | undefined {
 }
 
 /** The claim and its class as the caches have them. */
-export interface ClaimSnapshot {
+interface ClaimSnapshot {
   claim: Claim;
   /** The class named by screenClaim's storageClassName; undefined when not in the cache. */
   storageClass: StorageClass | undefined;

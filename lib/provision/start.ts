@@ -46,7 +46,7 @@ import { createRaceMetrics } from "./race/metrics.ts";
 import type { PublishedCapacities, RaceApi } from "./race/ports.ts";
 
 /** What provisioning is built from. */
-export interface ProvisioningParts {
+interface ProvisioningParts {
   config: Config;
   driver: DriverInfo;
   claims: WatchedLookup<Claim> & Synced;

@@ -53,7 +53,7 @@ export function leavesNoVolume(error: unknown): boolean {
 }
 
 /** What settling needs. */
-export interface SettlerDeps {
+interface SettlerDeps {
   api: Pick<ProvisionApi, "readPersistentVolume" | "findSecretData">;
   csi: ProvisionCsi;
   journal: Pick<Journal, "clear" | "settling">;
@@ -67,14 +67,14 @@ export interface SettlerDeps {
 }
 
 /** What the settler needs to know of this node. */
-export interface SettlerOptions {
+interface SettlerOptions {
   driverName: string;
   /** This node's topology segment: whose PV a PV of the intent's name is. */
   segment: Segments | null;
 }
 
 /** "done": the intent is cleared (or in the saver's hands); "retry": try again later. */
-export type SettleResult = "done" | "retry";
+type SettleResult = "done" | "retry";
 
 /** Settles intents, one at a time per claim key (the claim queue's guarantee). */
 export class Settler {

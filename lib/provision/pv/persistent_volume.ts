@@ -23,7 +23,7 @@ import type { ProvisionPlan } from "../request/request.ts";
 import { deletionSecretAnnotations, modifySecretAnnotations } from "../../secrets/annotations.ts";
 
 /** What the PV is made of. */
-export interface PersistentVolumeInput {
+interface PersistentVolumeInput {
   plan: ProvisionPlan;
   claim: Claim;
   storageClass: StorageClass;

@@ -36,7 +36,7 @@ import { type HandleOutcome, runWorkers } from "../../queue/workers.ts";
 import { BoundedMap } from "../../queue/bounded.ts";
 
 /** A PV to save, with what deleting its volume would take. */
-export interface Unsaved {
+interface Unsaved {
   pv: PersistentVolume;
   claim: EventSubject;
   /** "namespace/name", to retry the claim when its PV is refused. */
@@ -46,7 +46,7 @@ export interface Unsaved {
 }
 
 /** How a save ended: saved, retried in the background, or given up with the volume deleted. */
-export type SaveOutcome = "saved" | "queued" | "conflict" | "refused";
+type SaveOutcome = "saved" | "queued" | "conflict" | "refused";
 
 interface Pending extends Unsaved {
   /** Set once the save was given up: then DeleteVolume of its volume is what is retried. */
@@ -229,7 +229,7 @@ function elsewhere(pv: PersistentVolume, segment: Segments | null): string {
 }
 
 /** What a PvSaver is built from. */
-export interface PvSaverDeps {
+interface PvSaverDeps {
   /** This node's topology segment: whose PV an existing PV of the same name is. */
   segment: Segments | null;
   api: Pick<ProvisionApi, "createPersistentVolume">;

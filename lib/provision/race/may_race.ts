@@ -13,7 +13,7 @@ import type { SourceFacts } from "../source/checks.ts";
 import { sourceRaceVerdict } from "../source/holder.ts";
 
 /** A node as the race knows it: its name (for messages) and its segment. */
-export interface RaceNode {
+interface RaceNode {
   name: string;
   /** The node's topology segment; null when its driver reported none. */
   segment: Segments | null;
@@ -32,17 +32,17 @@ export interface RaceInput {
 }
 
 /** The flags the rules read. */
-export interface RaceRuleOptions {
+interface RaceRuleOptions {
   strictTopology: boolean;
   /** VOLUME_ACCESSIBILITY_CONSTRAINTS and the Topology gate. */
   topologySupported: boolean;
 }
 
 /** Why a node stays out of the race for a claim. */
-export type RaceExclusion = "topology" | "source";
+type RaceExclusion = "topology" | "source";
 
 /** The answer; `message` is for the debug log. */
-export type RaceVerdict =
+type RaceVerdict =
   | { ok: true }
   | { ok: false; reason: RaceExclusion; message: string };
 

@@ -39,7 +39,7 @@ export function offeredBytes(object: PublishedCapacity): bigint | undefined {
 }
 
 /** One publishing node of a class: its segment and the most it offers. */
-export interface Publisher {
+interface Publisher {
   publisher: string;
   segment: Segments;
   offered: bigint;
@@ -102,7 +102,7 @@ export function segmentLabel(segment: Segments): string {
 }
 
 /** What the published figures say about a claim that has waited past the max delay. */
-export type UnplaceableSummary =
+type UnplaceableSummary =
   /** No node publishes capacity for the class: each node reports its own decline instead. */
   | { kind: "noPublishers" }
   /** Some node that may race publishes enough: nothing to report. */
@@ -111,7 +111,7 @@ export type UnplaceableSummary =
   | { kind: "report"; reporter: string; message: string };
 
 /** What the summary is computed from. */
-export interface SummaryInput {
+interface SummaryInput {
   claimUid: string;
   className: string;
   requestBytes: bigint;

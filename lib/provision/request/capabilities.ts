@@ -6,12 +6,12 @@
 import type { AccessModeName, VolumeCapability } from "../../csi/types.ts";
 
 /** Capabilities, or the error for an access mode CSI cannot express. */
-export type CapabilitiesResult =
+type CapabilitiesResult =
   | { ok: true; value: VolumeCapability[] }
   | { ok: false; mode: string; error: string };
 
 /** What shapes the capabilities besides the claim's access modes. */
-export interface CapabilityOptions {
+interface CapabilityOptions {
   /** "Block" gives block access; anything else (or absent) a mount. */
   volumeMode: string | undefined;
   /** Mount fs_type (ignored for block volumes, as upstream does). */

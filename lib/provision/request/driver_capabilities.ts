@@ -13,7 +13,7 @@ export interface DriverCapabilities {
 }
 
 /** What the claim asks for beyond an empty volume. */
-export interface RequiredCapabilities {
+interface RequiredCapabilities {
   /** A VolumeSnapshot data source. */
   snapshot: boolean;
   /** A PersistentVolumeClaim data source. */
@@ -23,7 +23,7 @@ export interface RequiredCapabilities {
 }
 
 /** A missing capability: upstream's error text, and which requirement it fails. */
-export interface MissingCapability {
+interface MissingCapability {
   message: string;
   requirement: "provisioning" | keyof RequiredCapabilities;
 }

@@ -10,9 +10,9 @@ import { CSI_PARAMETER_PREFIX } from "../../model/keys.ts";
 export const PREFIXED_FSTYPE_KEY = "csi.storage.k8s.io/fstype";
 
 /** Added by --extra-create-metadata. */
-export const PVC_NAME_KEY = "csi.storage.k8s.io/pvc/name";
-export const PVC_NAMESPACE_KEY = "csi.storage.k8s.io/pvc/namespace";
-export const PV_NAME_KEY = "csi.storage.k8s.io/pv/name";
+const PVC_NAME_KEY = "csi.storage.k8s.io/pvc/name";
+const PVC_NAMESPACE_KEY = "csi.storage.k8s.io/pvc/namespace";
+const PV_NAME_KEY = "csi.storage.k8s.io/pv/name";
 
 /** The reserved keys upstream knows and strips; any other `csi.storage.k8s.io/` key is an error. */
 export const RESERVED_PARAMETER_KEYS: readonly string[] = [
@@ -36,7 +36,7 @@ export const RESERVED_PARAMETER_KEYS: readonly string[] = [
 ].map((key) => CSI_PARAMETER_PREFIX + key);
 
 /** Parameters for the driver, or the first unknown reserved key. */
-export type StripResult =
+type StripResult =
   | { ok: true; value: Record<string, string> }
   | { ok: false; key: string; error: string };
 
@@ -68,7 +68,7 @@ export function stripReservedParameters(parameters: Record<string, string> = {})
 }
 
 /** The filesystem type for mount volumes, or why the class is ambiguous. */
-export type FsTypeResult =
+type FsTypeResult =
   | {
     ok: true;
     value: string;

@@ -45,7 +45,7 @@ import { requiredBytes } from "./size.ts";
 import { mutableParameters } from "./volume_attributes_class.ts";
 
 /** The objects a provisioning attempt is about, from the informer caches. */
-export interface ProvisionInput {
+interface ProvisionInput {
   claim: Claim;
   /** The claim's class (decideClaim found it). */
   storageClass: StorageClass;

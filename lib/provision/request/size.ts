@@ -15,7 +15,7 @@ import { atClaim } from "../../model/messages.ts";
 const FIELD = "spec.resources.requests.storage";
 
 /** The requested size in bytes, or a located error message. */
-export type RequiredBytesResult = { ok: true; value: bigint } | { ok: false; error: string };
+type RequiredBytesResult = { ok: true; value: bigint } | { ok: false; error: string };
 
 /** Reads and checks `spec.resources.requests.storage`. */
 export function requiredBytes(claim: Claim): RequiredBytesResult {

@@ -4,10 +4,10 @@
  */
 
 /** A name, or the reason there is none. */
-export type VolumeNameResult = { ok: true; value: string } | { ok: false; error: string };
+type VolumeNameResult = { ok: true; value: string } | { ok: false; error: string };
 
 /** The two settings that shape the name (flags --volume-name-prefix and --volume-name-uuid-length). */
-export interface VolumeNameOptions {
+interface VolumeNameOptions {
   /** --volume-name-prefix, "pvc" by default. */
   prefix: string;
   /** --volume-name-uuid-length: -1 keeps the whole UID, N keeps the first N dashless characters. */

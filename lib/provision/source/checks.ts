@@ -49,7 +49,7 @@ export type SourceVolume = { ok: true; value: PersistentVolume } | { ok: false; 
 export type SourceFacts = CloneFacts | SnapshotFacts;
 
 /** The checks passed: what CreateVolume gets, and where the source lives. */
-export interface CheckedSource {
+interface CheckedSource {
   kind: "checked";
   contentSource: VolumeContentSource;
   location: SourceLocation;
@@ -58,7 +58,7 @@ export interface CheckedSource {
 }
 
 /** A check failed: upstream's message (without the "error getting handle" prefix). */
-export interface InvalidSource {
+interface InvalidSource {
   kind: "invalid";
   message: string;
 }

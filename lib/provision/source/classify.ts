@@ -13,7 +13,7 @@ import { type Problem, problem } from "../outcome.ts";
 export { SNAPSHOT_API_GROUP };
 
 /** The Normal event upstream emits before leaving a claim to a volume populator. */
-export const EXTERNAL_POPULATOR_EVENT = {
+const EXTERNAL_POPULATOR_EVENT = {
   type: "Normal",
   reason: "Provisioning",
   message: "Assuming an external populator will provision the volume",
@@ -40,7 +40,7 @@ export interface ClaimSource {
 }
 
 /** What to do about the claim's data source. */
-export type DataSourceOutcome =
+type DataSourceOutcome =
   /** No data source: provision an empty volume. */
   | { kind: "none" }
   | { kind: "source"; source: ClaimSource }

@@ -40,14 +40,14 @@ export function locateSource(facts: SourceFacts, segment: Segments | null): Sour
 }
 
 /** A node as the ownership race knows it. */
-export interface CandidateNode {
+interface CandidateNode {
   name: string;
   /** Its topology segment; null when its driver reported none. */
   segment: Segments | null;
 }
 
 /** May the node take part in the race for a claim with this source? `message` is for the log. */
-export type SourceRaceVerdict =
+type SourceRaceVerdict =
   | { ok: true }
   | { ok: false; reason: "source"; message: string };
 

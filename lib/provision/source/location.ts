@@ -46,7 +46,7 @@ export function locateVolume(pv: PersistentVolume, segment: Segments | null): So
  * The required node affinity in words a pod's nodeAffinity can be written
  * from: `topology.hostpath.csi/node=node-b`; terms are alternatives.
  */
-export function describeAffinity(affinity: VolumeNodeAffinity | undefined): string {
+function describeAffinity(affinity: VolumeNodeAffinity | undefined): string {
   const terms = affinity?.required?.nodeSelectorTerms ?? [];
   return terms.map((term) =>
     (term.matchExpressions ?? []).map((expression) => {
@@ -61,7 +61,7 @@ export function describeAffinity(affinity: VolumeNodeAffinity | undefined): stri
 }
 
 /** What the claim's data source is, for the explanations. */
-export interface SourceName {
+interface SourceName {
   kind: "snapshot" | "clone";
   namespace: string;
   name: string;
