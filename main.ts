@@ -34,7 +34,7 @@ import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
 import { type StartupCall, startupRetry } from "./lib/kube/startup_retry.ts";
 import { registerInformerMetrics } from "./lib/kube/informer_metrics.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
-import { dumpJournal } from "./lib/journal/dump.ts";
+import { dumpJournal } from "./lib/journal/file/dump.ts";
 import { journalPermissionProblem } from "./lib/journal/disk.ts";
 import { JournalKeeper } from "./lib/journal/keeper.ts";
 import { createJournalMetrics } from "./lib/journal/metrics.ts";
