@@ -1,13 +1,12 @@
 /**
  * The journal's file on the node's disk, each write on disk when it returns
  * (SyncedFile; the Journal over it is ../file_journal.ts). Written two ways:
- * an append writes
- * the new lines at the end through a handle kept open with O_DSYNC, so the
- * write returns once its data is on disk, as a write and an fdatasync would,
- * in one system call and one task of Bun's thread pool instead of two: a
- * crash during it leaves at most a cut-short last line, which the reader
- * drops (format.ts). A replacement writes the whole journal to
- * `<file>.tmp`, fsyncs it, renames it over the file and fsyncs the
+ * an append writes the new lines at the end through a handle kept open with
+ * O_DSYNC, so the write returns once its data is on disk, as a write and an
+ * fdatasync would, in one system call and one task of Bun's thread pool
+ * instead of two: a crash during it leaves at most a cut-short last line,
+ * which the reader drops (format.ts). A replacement writes the whole journal
+ * to `<file>.tmp`, fsyncs it, renames it over the file and fsyncs the
  * directory, so that a crash at any instant leaves the old file or the new
  * one, never a mix; its handle then serves the appends that follow.
  *
