@@ -226,7 +226,10 @@ async function startControllers(
   if (config.enableCapacity) {
     csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues }));
   }
-  const published = publishedCapacities(agent, { driver, kube });
+  // Every node's CSIStorageCapacity objects of the driver, for the Immediate binding race.
+  const published = readsPublishedCapacity(config)
+    ? kube.watchPublishedCapacity(driver.name)
+    : undefined;
   const caches = [...Object.values(kube.informers), ...(published ? [published.informer] : [])];
   const work = await registerControllers(agent, {
     driver,
@@ -352,15 +355,6 @@ function startupCall(agent: Agent): StartupCall {
     logger: agent.logger.child({ component: "startup" }),
     waiting: (reason) => agent.readiness.set("apiserver", reason ?? true),
   });
-}
-
-/** Every node's CSIStorageCapacity objects of the driver, for the Immediate binding race. */
-function publishedCapacities(
-  agent: Agent,
-  parts: { driver: DriverInfo; kube: KubeConnection },
-): PublishedCapacityCache | undefined {
-  if (!readsPublishedCapacity(agent.config)) return undefined;
-  return parts.kube.watchPublishedCapacity(parts.driver.name);
 }
 
 /** The capacity publisher (--enable-capacity), with its own client for writes. */
