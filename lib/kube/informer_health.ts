@@ -44,7 +44,7 @@ export interface InformerHealth {
 }
 
 /** What the store knows, added to the tracker's own state in a health report. */
-export interface StoreState {
+interface StoreState {
   resource: string;
   synced: boolean;
   objects: number;

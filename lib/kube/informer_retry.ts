@@ -32,7 +32,7 @@ export function isConnectionLoss(pass: Pass): boolean {
 }
 
 /** What the policy remembers between passes. */
-export interface RetryState {
+interface RetryState {
   /** Failures in a row the backoff counts. */
   failures: number;
   previous: Pass | undefined;
@@ -43,7 +43,7 @@ export interface RetryState {
 export const FIRST_RETRY: RetryState = { failures: 0, previous: undefined, fresh: true };
 
 /** Start the next pass now, or wait `delayMs` first. */
-export type RetryDecision = { wait: false } | { wait: true; delayMs: number };
+type RetryDecision = { wait: false } | { wait: true; delayMs: number };
 
 /**
  * How many failures in a row the backoff counts after a pass (0: none, go on
@@ -56,7 +56,7 @@ export type RetryDecision = { wait: false } | { wait: true; delayMs: number };
  * moved on (its restart, a compaction): relist after the base delay; only
  * 410s in a row escalate.
  */
-export function countFailures(state: RetryState, pass: Pass, lasted: boolean): RetryState {
+function countFailures(state: RetryState, pass: Pass, lasted: boolean): RetryState {
   if (pass.reason === "stream_end" && pass.healthy) {
     return { failures: 0, previous: pass, fresh: true };
   }
