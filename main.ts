@@ -7,16 +7,15 @@
 import process from "node:process";
 import { managedByLabel, nodeLabels } from "./lib/model/labels.ts";
 import {
-  capacityDriverProblem,
-  capacityLabelsProblem,
   capacityOptions,
+  readsPublishedCapacity,
+  refuseCapacityProblems,
 } from "./lib/capacity/options.ts";
 import { startProtection } from "./lib/clone/start.ts";
 import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
 import { parseConfig } from "./lib/config/config.ts";
-import { type ExplainRequest, parseExplainArgs } from "./lib/config/explain.ts";
 import { problemsText } from "./lib/config/help.ts";
 import type { Config } from "./lib/config/types.ts";
 import { type CsiCaller, type CsiConnection, openCsiConnection } from "./lib/csi/connection.ts";
@@ -24,33 +23,23 @@ import { CsiController } from "./lib/csi/controller_service.ts";
 import { DriverProbe } from "./lib/csi/driver_probe.ts";
 import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
-import { credentialProblem, explainClaim, failure } from "./lib/explain/run.ts";
+import { explainProgram } from "./lib/explain/program.ts";
 import { startDeletion } from "./lib/delete/start.ts";
 import { thisNodesConcern } from "./lib/delete/volume_owner.ts";
 import { livenessReport, Readiness } from "./lib/http/health.ts";
 import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
 import { serveDiagnostics } from "./lib/http/serve.ts";
-import {
-  createCapacityCache,
-  createPublishedCapacityCache,
-  type PublishedCapacityCache,
-} from "./lib/kube/caches.ts";
-import type { KubeApi } from "./lib/kube/api.ts";
+import type { PublishedCapacityCache } from "./lib/kube/caches.ts";
 import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
-import { type KubeCredentials, loadCredentials } from "./lib/kube/credentials.ts";
-import { ExplainReader } from "./lib/kube/explain_reads.ts";
-import { createKubeRest } from "./lib/kube/rest.ts";
 import { type StartupCall, startupRetry } from "./lib/kube/startup_retry.ts";
 import { registerInformerMetrics } from "./lib/kube/informer_metrics.ts";
-import { SnapshotDiscovery } from "./lib/kube/snapshots.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
-import { dumpJournal } from "./lib/journal/dump.ts";
+import { dumpJournal } from "./lib/journal/file/dump.ts";
 import { journalPermissionProblem } from "./lib/journal/disk.ts";
 import { JournalKeeper } from "./lib/journal/keeper.ts";
 import { createJournalMetrics } from "./lib/journal/metrics.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
 import { type Intent, INTENT_JOURNAL_SHAPE } from "./lib/provision/intent/intent.ts";
-import type { DataSourceApi } from "./lib/provision/ports.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
 import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
 import { boundedMetrics, type BoundFactory } from "./lib/queue/bounded_metrics.ts";
@@ -58,8 +47,8 @@ import { waitForSync } from "./lib/runtime/synced.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
 import { Heartbeat, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
 import { Lifecycle } from "./lib/runtime/lifecycle.ts";
-import { type CollectionReport, PeriodicCollection } from "./lib/runtime/collection.ts";
-import { footprintShrink, fullCollection, heapUsedBytes } from "./lib/runtime/platform.ts";
+import type { PeriodicCollection } from "./lib/runtime/collection.ts";
+import { loggedCollection } from "./lib/runtime/collection_log.ts";
 import { writeTerminationLog } from "./lib/runtime/termination_log.ts";
 import { VERSION, versionText } from "./lib/runtime/version.ts";
 
@@ -72,7 +61,9 @@ export async function main(
   argv: readonly string[],
   env: Record<string, string | undefined>,
 ): Promise<number> {
-  if (argv[0] === "explain") return await explain(argv.slice(1), env);
+  if (argv[0] === "explain") {
+    return await explainProgram(argv.slice(1), env, { program: PROGRAM, version: VERSION });
+  }
   const outcome = parseConfig(argv, env, { program: PROGRAM });
   switch (outcome.kind) {
     case "help":
@@ -181,41 +172,8 @@ function assemble(config: Config, logger: Logger): Agent {
     logger.info({ endpoint: config.httpEndpoint, port: http.port }, "Serving metrics and health");
   }
   const bounds = boundedMetrics(metrics.registry);
-  const collection = periodicCollection(logger);
+  const collection = loggedCollection(logger);
   return { config, logger, metrics, readiness, connection, life, heartbeat, collection, bounds };
-}
-
-function periodicCollection(logger: Logger): PeriodicCollection | undefined {
-  const collect = fullCollection();
-  if (collect === undefined) return undefined;
-  const mib = (bytes: number | undefined) =>
-    bytes === undefined ? undefined : Math.round(bytes / 104857.6) / 10;
-  const onCollected = ({ ms, kind, heapBeforeBytes, heapAfterBytes }: CollectionReport) =>
-    logger.debug(
-      {
-        ms: Math.round(ms * 10) / 10,
-        kind,
-        heapBeforeMiB: mib(heapBeforeBytes),
-        heapAfterMiB: mib(heapAfterBytes),
-      },
-      "Full garbage collection",
-    );
-  return new PeriodicCollection({
-    collect,
-    shrink: footprintShrink(),
-    heapUsed: heapUsedBytes,
-    onCollected,
-  });
-}
-
-/** Start-up refusals of --enable-capacity that only the driver's answers reveal. */
-function refuseCapacityProblems(config: Config, driver: DriverInfo): void {
-  if (!config.enableCapacity) return;
-  const unfit = capacityDriverProblem(driver);
-  if (unfit !== undefined) throw new FatalError(unfit);
-  // Bad input, not a runtime failure: exit code 2, as for a bad flag.
-  const labels = capacityLabelsProblem(config, driver);
-  if (labels !== undefined) throw new FatalError(labels, { exitCode: 2 });
 }
 
 /** The driver's health from now on: a background Probe feeding readiness, a gauge and logs. */
@@ -268,7 +226,10 @@ async function startControllers(
   if (config.enableCapacity) {
     csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues }));
   }
-  const published = publishedCapacities(agent, { driver, kube });
+  // Every node's CSIStorageCapacity objects of the driver, for the Immediate binding race.
+  const published = readsPublishedCapacity(config)
+    ? kube.watchPublishedCapacity(driver.name)
+    : undefined;
   const caches = [...Object.values(kube.informers), ...(published ? [published.informer] : [])];
   const work = await registerControllers(agent, {
     driver,
@@ -299,7 +260,7 @@ async function startControllers(
   void journal.opened(life.shutdown.signal).then((opened) => opened && work.claims());
   // Says once, at start-up, when restores cannot work for lack of the CRDs.
   if (driver.controllerCapabilities.has("CREATE_DELETE_SNAPSHOT")) {
-    await work.snapshotApi.served().catch(() => undefined);
+    await kube.api.snapshotsServed().catch(() => undefined);
   }
 }
 
@@ -343,7 +304,7 @@ async function registerControllers(agent: Agent, parts: {
   csi: CsiCaller;
   journal: JournalKeeper<Intent>;
   published: PublishedCapacityCache | undefined;
-}): Promise<{ claims: () => void; starts: (() => void)[]; snapshotApi: SnapshotDiscovery }> {
+}): Promise<{ claims: () => void; starts: (() => void)[] }> {
   const { config, life, logger } = agent;
   const { driver, kube, queues, published } = parts;
   const { informers, api, events } = kube;
@@ -358,16 +319,11 @@ async function registerControllers(agent: Agent, parts: {
     bounds: agent.bounds,
     csi: new CsiController(parts.csi),
   };
-  const snapshotApi = new SnapshotDiscovery(
-    (groupVersion, resource) => api.servesResource(groupVersion, resource),
-    { logger: logger.child({ component: "snapshots" }) },
-  );
-  const sources = dataSources(api, snapshotApi);
   const claims = await startProvisioning({
     ...shared,
     ...informers,
     startupCall: startupCall(agent),
-    sources,
+    sources: api,
     journal: parts.journal,
     ...(published === undefined ? {} : {
       published: { capacities: published, publisher: managedByLabel(config.nodeName) },
@@ -378,11 +334,8 @@ async function registerControllers(agent: Agent, parts: {
     driver,
     claims: informers.claims,
     volumes: informers.volumes,
-    api: {
-      ...sources,
-      mayListSnapshots: (signal) => api.mayListSnapshots(signal),
-      openSnapshotCache: () => kube.watchProtectedSnapshots(),
-    },
+    api,
+    openSnapshotCache: () => kube.watchProtectedSnapshots(),
     queues,
     logger,
   }, life);
@@ -392,7 +345,7 @@ async function registerControllers(agent: Agent, parts: {
     classes: informers.classes,
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
-  return { claims, starts: [volumes, protection], snapshotApi };
+  return { claims, starts: [volumes, protection] };
 }
 
 /** Start-up's calls to the API server: they wait while it is away, and /readyz says so. */
@@ -404,44 +357,6 @@ function startupCall(agent: Agent): StartupCall {
   });
 }
 
-/** The data source port: KubeApi's reads and finalizer writes, and the snapshot API's presence. */
-function dataSources(api: KubeApi, snapshots: SnapshotDiscovery): DataSourceApi {
-  return {
-    snapshotsServed: () => snapshots.served(),
-    readVolumeSnapshot: (ref, signal) => api.readVolumeSnapshot(ref, signal),
-    readVolumeSnapshotContent: (name, signal) => api.readVolumeSnapshotContent(name, signal),
-    readPersistentVolume: (name, signal) => api.readPersistentVolume(name, signal),
-    changeClaimFinalizer: (ref, change, signal) => api.changeClaimFinalizer(ref, change, signal),
-    changeSnapshotFinalizer: (ref, change, signal) =>
-      api.changeSnapshotFinalizer(ref, change, signal),
-  };
-}
-
-/**
- * Every node's CSIStorageCapacity objects of the driver, for the Immediate
- * binding race (capacity-aware delays, one summary per claim nobody can
- * take): only when this node publishes capacity for Immediate classes too,
- * as the other nodes then do.
- */
-function publishedCapacities(
-  agent: Agent,
-  parts: { driver: DriverInfo; kube: KubeConnection },
-): PublishedCapacityCache | undefined {
-  const { config } = agent;
-  if (
-    !config.enableCapacity || !config.capacityForImmediateBinding ||
-    !config.nodeDeploymentImmediateBinding
-  ) return undefined;
-  const cache = createPublishedCapacityCache(parts.kube.rest, {
-    namespace: config.namespace,
-    driverName: parts.driver.name,
-    logger: agent.logger.child({ component: "informer" }),
-    idleTimeoutMs: config.watchIdleTimeoutMs,
-  });
-  parts.kube.informerHealth.add(cache.informer);
-  return cache;
-}
-
 /** The capacity publisher (--enable-capacity), with its own client for writes. */
 function startPublisher(
   agent: Agent,
@@ -451,12 +366,7 @@ function startPublisher(
   const options = capacityOptions(agent.config, parts.driver);
   const logger = agent.logger.child({ component: "capacity" });
   const userAgent = `${PROGRAM}/${VERSION} capacity`;
-  const objects = createCapacityCache(kube.rest, {
-    ...options,
-    logger,
-    idleTimeoutMs: agent.config.watchIdleTimeoutMs,
-  });
-  kube.informerHealth.add(objects);
+  const objects = kube.watchCapacity({ ...options, logger });
   return startCapacity({
     options,
     reads: kube.api,
@@ -473,53 +383,6 @@ function startPublisher(
     events: kube.events,
     logger,
   }, agent.life);
-}
-
-/** `explain [-n NS] CLAIM`: reads the cluster with the user's kubeconfig, prints why. */
-async function explain(argv: readonly string[], env: Record<string, string | undefined>) {
-  const parsed = parseExplainArgs(argv, env, { program: PROGRAM });
-  switch (parsed.kind) {
-    case "help":
-      process.stdout.write(parsed.text);
-      return 0;
-    case "invalid":
-      process.stderr.write(
-        `${PROGRAM} explain: ${parsed.problem} (see ${PROGRAM} explain --help)\n`,
-      );
-      return 2;
-    case "explain":
-      break;
-  }
-  const { request } = parsed;
-  let credentials: KubeCredentials;
-  try {
-    credentials = await loadCredentials({ ...request, env });
-  } catch (error) {
-    process.stderr.write(failure(PROGRAM, credentialProblem(error, request.kubeconfig)).stderr);
-    return 1;
-  }
-  return await explainWith(credentials, request);
-}
-
-async function explainWith(credentials: KubeCredentials, request: ExplainRequest) {
-  const rest = createKubeRest(credentials, {
-    budget: { qps: 50, burst: 50 },
-    userAgent: `${PROGRAM}/${VERSION} explain`,
-  });
-  try {
-    const result = await explainClaim(new ExplainReader(rest), {
-      namespace: request.namespace,
-      name: request.claim,
-      agentSelector: request.agentSelector,
-      server: credentials.server,
-      program: PROGRAM,
-    });
-    process.stdout.write(result.stdout);
-    process.stderr.write(result.stderr);
-    return result.code;
-  } finally {
-    rest.close();
-  }
 }
 
 if (import.meta.main) {

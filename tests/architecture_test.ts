@@ -14,6 +14,8 @@
  * 3. Only main.ts composes: the three paths import other folders' values
  *    only from pure modules (adapters reach them as ports, by type); an
  *    adapter folder (csi/, kube/, http/) imports no other adapter's values.
+ *    The explain program (lib/explain/program.ts) is the one other root,
+ *    of its own program: only main.ts imports it, to dispatch to it.
  *
  * The checker also runs on small made-up trees, one per rule, to show that
  * each rule fails when it is broken.
@@ -57,6 +59,8 @@ const DECISIONS = new Set([
 ]);
 const PATHS = ["provision", "delete", "capacity", "clone"];
 const ADAPTERS = ["csi", "journal", "kube", "http"];
+/** The root of the `explain` program, which main.ts dispatches to. */
+const EXPLAIN_ROOT = "lib/explain/program.ts";
 /** The one module that touches the runtime's globals (Deno.*, Bun.*). */
 const PLATFORM = "lib/runtime/platform.ts";
 
@@ -109,6 +113,9 @@ export function violations(sources: Map<string, string>): string[] {
         problems.push(
           `${file} imports ${target}: nothing in lib/ imports main.ts, tests/ or bench/`,
         );
+      }
+      if (target === EXPLAIN_ROOT) {
+        problems.push(`${file} imports ${target}: only main.ts imports a composition root`);
       }
       if (into !== undefined && into !== folder && (LAYERS[into] ?? 99) >= (LAYERS[folder] ?? -1)) {
         problems.push(
@@ -264,12 +271,13 @@ Deno.test("rule 1 fails: a sub-folder is in its parent's layer, and imports up f
   ]);
 });
 
-Deno.test("rule 1 fails: an import up a layer, a path importing another path, a cycle, lib/ importing tests/", () => {
+Deno.test("rule 1 fails: an import up a layer, a path importing another path, a cycle, lib/ importing tests/ or a root", () => {
   const tree = cleanTree();
   tree.set("lib/model/objects.ts", 'import type { KubeApi } from "../kube/api.ts";');
   tree.set("lib/capacity/publisher.ts", 'import type { Refresh } from "../provision/ports.ts";');
   tree.set("lib/queue/clock.ts", 'import { FakeClock } from "../../tests/fakes/clock.ts";');
   tree.set("lib/cache/x.ts", "export {};");
+  tree.set("lib/explain/run.ts", 'import { explainProgram } from "./program.ts";');
   const found = violations(tree);
   ok(
     found.some((v) =>
@@ -291,6 +299,12 @@ Deno.test("rule 1 fails: an import up a layer, a path importing another path, a 
     ),
   );
   ok(found.some((v) => v === "lib/cache/x.ts: lib/cache/ has no layer"));
+  ok(
+    found.includes(
+      "lib/explain/run.ts imports lib/explain/program.ts: only main.ts imports a composition root",
+    ),
+    found.join("\n"),
+  );
 });
 
 Deno.test("rule 2 fails: a pure folder that imports an npm package or an adapter, an impure decision", () => {

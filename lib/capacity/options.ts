@@ -11,6 +11,7 @@ import { labelSelector, nodeLabels } from "../model/labels.ts";
 import { capacityLabelProblems } from "./labels.ts";
 import type { OwnerChoice } from "./owner_lookup.ts";
 import { sortedSegment } from "./segment.ts";
+import { FatalError } from "../runtime/fatal.ts";
 
 /** Everything the capacity parts are configured with. */
 export interface CapacityOptions {
@@ -86,6 +87,26 @@ export function capacityLabelsProblem(config: Config, driver: DriverInfo): strin
   return `--enable-capacity is set but this node's CSIStorageCapacity objects cannot be written (the API server would refuse every one with 422): ${
     problems.join("; ")
   }. Have the driver report a topology that is a label (NodeGetInfo accessible_topology), or remove --enable-capacity on this node`;
+}
+
+/** Start-up refusals of --enable-capacity that only the driver's answers reveal. */
+export function refuseCapacityProblems(config: Config, driver: DriverInfo): void {
+  if (!config.enableCapacity) return;
+  const unfit = capacityDriverProblem(driver);
+  if (unfit !== undefined) throw new FatalError(unfit);
+  // Bad input, not a runtime failure: exit code 2, as for a bad flag.
+  const labels = capacityLabelsProblem(config, driver);
+  if (labels !== undefined) throw new FatalError(labels, { exitCode: 2 });
+}
+
+/**
+ * Whether the Immediate binding race reads every node's CSIStorageCapacity
+ * objects: only when this node publishes capacity for Immediate classes too,
+ * as the other nodes then do.
+ */
+export function readsPublishedCapacity(config: Config): boolean {
+  return config.enableCapacity && config.capacityForImmediateBinding &&
+    config.nodeDeploymentImmediateBinding;
 }
 
 /** The message for an API server without storage.k8s.io/v1 CSIStorageCapacity. */

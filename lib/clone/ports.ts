@@ -52,8 +52,6 @@ export interface SweepApi {
   snapshotsServed(): Promise<boolean>;
   /** Whether the agent may list VolumeSnapshots (the sweep stays off when not). */
   mayListSnapshots(signal?: AbortSignal): Promise<boolean>;
-  /** Creates (does not start) the informer of protected VolumeSnapshots. */
-  openSnapshotCache(): SnapshotCache;
   changeSnapshotFinalizer(
     ref: { namespace: string; name: string },
     change: {

@@ -24,6 +24,8 @@ const LIST_RETRY_MS = 60_000;
 export interface SnapshotSweepDeps {
   claims: ClaimCache;
   api: SweepApi;
+  /** Creates (does not start) the informer of protected VolumeSnapshots. */
+  openSnapshotCache: () => SnapshotCache;
   logger: Logger;
 }
 
@@ -44,12 +46,12 @@ export class SnapshotSweep {
   /** Waits for the API, checks the permission, then sweeps; resolves when stopped. */
   async run(signal: AbortSignal): Promise<void> {
     if (!(await this.#waitForApi(signal))) return;
-    const { api, logger } = this.#deps;
+    const { logger } = this.#deps;
     if (!(await this.#mayList(signal))) {
       logger.info("Snapshot orphan sweep disabled: no permission to list volumesnapshots");
       return;
     }
-    const cache = api.openSnapshotCache();
+    const cache = this.#deps.openSnapshotCache();
     const running = cache.run(signal);
     try {
       while (!cache.hasSynced()) if (!(await this.#sleep(50, signal))) return;

@@ -23,14 +23,6 @@ function sweepWorld(options: {
   const api: SweepApi = {
     snapshotsServed: () => Promise.resolve(served.length > 1 ? served.shift()! : served[0]!),
     mayListSnapshots: () => Promise.resolve(options.mayList ?? true),
-    openSnapshotCache: () => ({
-      list: () => snapshots,
-      hasSynced: () => true,
-      run: async (signal) => {
-        cacheRuns++;
-        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
-      },
-    }),
     changeSnapshotFinalizer: (ref, change) => {
       writes.push(`${change.action} ${ref.namespace}/${ref.name} tries=${change.tries}`);
       snapshots.splice(0);
@@ -40,6 +32,14 @@ function sweepWorld(options: {
   const sweep = new SnapshotSweep({
     claims: { get: () => undefined, list: () => options.claims ?? [], onChange: () => {} },
     api,
+    openSnapshotCache: () => ({
+      list: () => snapshots,
+      hasSynced: () => true,
+      run: async (signal: AbortSignal) => {
+        cacheRuns++;
+        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      },
+    }),
     logger: quiet,
   }, {
     intervalMs: options.intervalMs ?? 5,

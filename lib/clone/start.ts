@@ -12,7 +12,7 @@ import { retryQueue, runPool } from "../queue/pool.ts";
 import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { CloningProtectionController } from "./cloning_protection.ts";
-import type { ClaimCache, CloneApi, SweepApi, VolumeCache } from "./ports.ts";
+import type { ClaimCache, CloneApi, SnapshotCache, SweepApi, VolumeCache } from "./ports.ts";
 import { SnapshotSweep } from "./snapshot_sweep.ts";
 
 /** Name of the cloning-protection queue in the workqueue metrics (upstream reuses "claims"). */
@@ -25,6 +25,8 @@ export interface ProtectionParts {
   claims: ClaimCache;
   volumes: VolumeCache;
   api: CloneApi & SweepApi;
+  /** Creates (does not start) the informer of protected VolumeSnapshots. */
+  openSnapshotCache: () => SnapshotCache;
   queues: WorkQueueMetrics;
   logger: Logger;
 }
@@ -67,6 +69,7 @@ export function startProtection(parts: ProtectionParts, life: Lifecycle): () => 
     const sweep = new SnapshotSweep({
       claims: parts.claims,
       api: parts.api,
+      openSnapshotCache: parts.openSnapshotCache,
       logger: logger.child({ component: "snapshot-sweep" }),
     }, { intervalMs: config.snapshotOrphanSweepIntervalMs });
     starts.push(() => life.track(sweep.run(life.shutdown.signal)));

@@ -62,9 +62,6 @@ function world() {
       sweepAsked++;
       return Promise.resolve(false);
     },
-    openSnapshotCache: () => {
-      throw new Error("not listed");
-    },
     changeSnapshotFinalizer: () => Promise.resolve("unchanged"),
   };
   const parts = (flags: string[], capabilities: ControllerCapabilityType[]) => ({
@@ -77,6 +74,9 @@ function world() {
     },
     volumes: { get: () => sourceVolume() },
     api,
+    openSnapshotCache: () => {
+      throw new Error("not listed");
+    },
     queues: createWorkQueueMetrics(new Registry()),
     logger: quiet,
   });

@@ -1,9 +1,9 @@
 /**
- * A journal in one file on the node's disk (format.ts): each change is
+ * A journal in one file on the node's disk (file/format.ts): each change is
  * appended as a line, on disk when the write returns (O_DSYNC), and once
  * the file has grown past twice its live entries (and at least
  * `compactBytes`) the live entries are written to a new file that replaces
- * it atomically (journal_file.ts). So after a crash at any instant the file
+ * it atomically (file/synced_file.ts). So after a crash at any instant the file
  * holds the state before the change or the one after. Changes made while a
  * write is running are committed together by the next write (one durable
  * write for many), and a record resolves only once a write that includes it
@@ -26,9 +26,9 @@
 import { Buffer } from "node:buffer";
 import { mkdir, rm } from "node:fs/promises";
 import { dirname } from "node:path";
-import { clearLine, journalHeader, putLine, serializeJournal } from "./format.ts";
-import { JournalFile } from "./journal_file.ts";
-import { loadJournal } from "./load.ts";
+import { clearLine, journalHeader, putLine, serializeJournal } from "./file/format.ts";
+import { SyncedFile } from "./file/synced_file.ts";
+import { loadJournal } from "./file/load.ts";
 import {
   DEFAULT_CLEAR_DELAY_MS,
   DEFAULT_COMPACT_BYTES,
@@ -37,7 +37,7 @@ import {
   type FileJournalOptions,
 } from "./options.ts";
 
-export type { WriteStep } from "./journal_file.ts";
+export type { WriteStep } from "./file/synced_file.ts";
 export type { FileJournalOptions } from "./options.ts";
 
 /** A record refused because the journal is at its bounds. */
@@ -77,9 +77,9 @@ export async function openFileJournal<T>(
   // A leftover of a replacement cut short; the next replacement truncates it anyway.
   await rm(`${path}.tmp`, { force: true }).catch(() => undefined);
   const loaded = await loadJournal(path, options);
-  let file = JournalFile.toReplace(path, options.afterStep);
+  let file = SyncedFile.toReplace(path, options.afterStep);
   if (!loaded.rewrite) {
-    file = await JournalFile.forAppends(path, { bytes: loaded.bytes, afterStep: options.afterStep })
+    file = await SyncedFile.forAppends(path, { bytes: loaded.bytes, afterStep: options.afterStep })
       .catch(() => file);
   }
   const journal = new FileJournal(file, options, loaded.entries);
@@ -98,7 +98,7 @@ export async function openFileJournal<T>(
 /** The open journal. */
 export class FileJournal<T> {
   readonly path: string;
-  readonly #file: JournalFile;
+  readonly #file: SyncedFile;
   readonly #options: FileJournalOptions<T>;
   readonly #entries = new Map<string, { entry: T; text: string; bytes: number }>();
   /** The keys of each group's entries (FileJournalOptions.groupOf). */
@@ -124,7 +124,7 @@ export class FileJournal<T> {
   /** The error of the last write, until a write succeeds. */
   #writeError: JournalWriteError | undefined;
 
-  constructor(file: JournalFile, options: FileJournalOptions<T>, entries: T[]) {
+  constructor(file: SyncedFile, options: FileJournalOptions<T>, entries: T[]) {
     this.path = file.path;
     this.#file = file;
     this.#options = options;

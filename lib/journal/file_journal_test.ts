@@ -16,7 +16,7 @@ import {
   openFileJournal,
   type WriteStep,
 } from "./file_journal.ts";
-import { parseJournal } from "./format.ts";
+import { parseJournal } from "./file/format.ts";
 import { createJournalMetrics } from "./metrics.ts";
 
 interface Entry {

@@ -1,6 +1,6 @@
 /** The file journal's options and their defaults (file_journal.ts). */
 import type { Logger } from "../log/logger.ts";
-import type { AfterStep } from "./journal_file.ts";
+import type { AfterStep } from "./file/synced_file.ts";
 import type { JournalMetrics } from "./metrics.ts";
 
 export const DEFAULT_MAX_ENTRIES = 4096;

@@ -17,6 +17,7 @@ import type {
   VolumeSnapshot,
   VolumeSnapshotContent,
 } from "../model/objects.ts";
+import type { Logger } from "../log/logger.ts";
 import { Discovery } from "./discovery.ts";
 import type { RawObject } from "./informer.ts";
 import { readNodeUid, readObjectIdentity } from "./owner_objects.ts";
@@ -28,6 +29,7 @@ import {
   mayListSnapshots,
   readVolumeSnapshot,
   readVolumeSnapshotContent,
+  SnapshotDiscovery,
 } from "./snapshots.ts";
 import { trimClaim, trimPersistentVolume } from "./trim.ts";
 
@@ -43,10 +45,16 @@ function isRefusal(status: number): boolean {
 export class KubeApi {
   readonly #rest: KubeRest;
   readonly #discovery: Discovery;
+  readonly #snapshots: SnapshotDiscovery;
 
-  constructor(rest: KubeRest) {
+  /** `logger`: where the VolumeSnapshot API's absence and arrival are told. */
+  constructor(rest: KubeRest, options: { logger?: Logger } = {}) {
     this.#rest = rest;
     this.#discovery = new Discovery(rest);
+    this.#snapshots = new SnapshotDiscovery(
+      (groupVersion, resource) => this.servesResource(groupVersion, resource),
+      options,
+    );
   }
 
   /**
@@ -354,6 +362,11 @@ export class KubeApi {
   }
 
   /** Whether the agent may list VolumeSnapshots (false on 403). */
+  /** Whether VolumeSnapshots are served; asked again while they are not. */
+  snapshotsServed(): Promise<boolean> {
+    return this.#snapshots.served();
+  }
+
   mayListSnapshots(signal?: AbortSignal): Promise<boolean> {
     return mayListSnapshots(this.#rest, signal);
   }

@@ -9,12 +9,16 @@ import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import { SNAPSHOT_SOURCE_PROTECTION_FINALIZER } from "../model/keys.ts";
 import type { PersistentVolume, VolumeSnapshot } from "../model/objects.ts";
+import type { StorageCapacity } from "../model/storage_capacity.ts";
 import { KubeApi } from "./api.ts";
 import {
   type AttachmentCache,
   createAttachmentCache,
+  createCapacityCache,
   createProvisioningCaches,
+  createPublishedCapacityCache,
   type ProvisioningCaches,
+  type PublishedCapacityCache,
 } from "./caches.ts";
 import { type KubeCredentials, loadCredentials } from "./credentials.ts";
 import type { BoundFactory } from "../queue/bounded_metrics.ts";
@@ -35,6 +39,12 @@ export interface KubeConnection {
   events: EventSender;
   /** Creates the VolumeAttachment informer of a driver (not started). */
   watchAttachments(driverName: string): AttachmentCache;
+  /** Creates the informer of this node's CSIStorageCapacity objects (not started). */
+  watchCapacity(options: { namespace: string; labelSelector: string; logger: Logger }): Informer<
+    StorageCapacity
+  >;
+  /** Creates the informer of every node's CSIStorageCapacity objects of a driver (not started). */
+  watchPublishedCapacity(driverName: string): PublishedCapacityCache;
   /** Creates the informer of VolumeSnapshots with the source-protection finalizer (not started). */
   watchProtectedSnapshots(): Informer<VolumeSnapshot>;
 }
@@ -76,7 +86,7 @@ export async function connectKube(options: {
   return {
     credentials,
     rest,
-    api: new KubeApi(rest),
+    api: new KubeApi(rest, { logger: logger.child({ component: "snapshots" }) }),
     informers,
     informerHealth,
     events: new EventSender(rest, {
@@ -92,6 +102,21 @@ export async function connectKube(options: {
     }),
     watchAttachments: (driverName) => {
       const cache = createAttachmentCache(rest, {
+        driverName,
+        logger: informerLogger,
+        idleTimeoutMs,
+      });
+      informerHealth.add(cache.informer);
+      return cache;
+    },
+    watchCapacity: (options) => {
+      const informer = createCapacityCache(rest, { ...options, idleTimeoutMs });
+      informerHealth.add(informer);
+      return informer;
+    },
+    watchPublishedCapacity: (driverName) => {
+      const cache = createPublishedCapacityCache(rest, {
+        namespace: config.namespace,
         driverName,
         logger: informerLogger,
         idleTimeoutMs,

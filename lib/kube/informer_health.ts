@@ -1,7 +1,7 @@
 /**
- * What an informer reports about itself, and the set of all of them that
- * readiness and the metrics read: which informers are synced, which fail to
- * list or watch and since when. Pure.
+ * What an informer reports about itself, the bookkeeping behind it, and the
+ * set of all informers that readiness and the metrics read: which are
+ * synced, which fail to list or watch and since when. No I/O.
  */
 
 /**
@@ -41,6 +41,98 @@ export interface InformerHealth {
   failingSince?: number;
   lastError?: string;
   restarts: Record<RestartReason, number>;
+}
+
+/** What the store knows, added to the tracker's own state in a health report. */
+interface StoreState {
+  resource: string;
+  synced: boolean;
+  objects: number;
+}
+
+/**
+ * One informer's health bookkeeping. Each event of the list-and-watch loop
+ * changes the state; health() only reads it.
+ */
+export class HealthTracker {
+  #lastListAt: number | undefined;
+  #lastEventAt: number | undefined;
+  #openedAt: number | undefined;
+  #failingSince: number | undefined;
+  #lastError: string | undefined;
+  readonly #restarts: Record<RestartReason, number> = {
+    error: 0,
+    expired: 0,
+    idle_timeout: 0,
+    stream_end: 0,
+  };
+
+  /** A complete list: whatever failed before is over. */
+  listed(now: number): void {
+    this.#lastListAt = now;
+    this.#failingSince = undefined;
+    this.#lastError = undefined;
+  }
+
+  /** The watch stream opened. */
+  opened(now: number): void {
+    this.#openedAt = now;
+  }
+
+  /** A watch event arrived (bookmarks and errors included). */
+  received(now: number): void {
+    this.#lastEventAt = now;
+  }
+
+  /** The open stream made progress: it ended after an event, or it lasted. */
+  progressed(): void {
+    this.#failingSince = undefined;
+  }
+
+  /**
+   * The pass ended and its stream (if one opened) is closed. A stream that
+   * stayed open MIN_HEALTHY_STREAM_MS was progress, however it ended: what
+   * fails next fails anew.
+   */
+  closed(now: number): void {
+    if (this.#openedAt !== undefined && now - this.#openedAt >= MIN_HEALTHY_STREAM_MS) {
+      this.#failingSince = undefined;
+    }
+    this.#openedAt = undefined;
+  }
+
+  restarted(reason: RestartReason): void {
+    this.#restarts[reason]++;
+  }
+
+  /** A failure (a pass's, or a wait for a Retry-After): failing since the first of a run. */
+  failed(now: number, error: string): void {
+    this.#failingSince ??= now;
+    this.#lastError = error;
+  }
+
+  get lastError(): string | undefined {
+    return this.#lastError;
+  }
+
+  /** The informer's state at `now`; changes nothing. */
+  health(now: number, store: StoreState): InformerHealth {
+    const openedAt = this.#openedAt;
+    // A stream open long enough is progress, even before it ends.
+    const lasting = openedAt !== undefined && now - openedAt >= MIN_HEALTHY_STREAM_MS;
+    const failingSince = lasting ? undefined : this.#failingSince;
+    return {
+      resource: store.resource,
+      synced: store.synced,
+      up: openedAt !== undefined,
+      objects: store.objects,
+      ...(this.#lastListAt === undefined ? {} : { lastListAt: this.#lastListAt }),
+      ...(this.#lastEventAt === undefined ? {} : { lastEventAt: this.#lastEventAt }),
+      ...(failingSince === undefined ? {} : { failingSince }),
+      ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
+      restarts: { ...this.#restarts },
+    };
+  }
 }
 
 /** An informer, as the health set reads it. */

@@ -534,3 +534,34 @@ Deno.test("Informer cuts managedFields before parsing only for a built-in kind",
   );
   strictEqual(whole.listCut, false);
 });
+
+Deno.test("Informer health() changes nothing: a failure after a stream that lasted is failing anew, read or not", async () => {
+  const failingSinceAfterBreak = async (readWhileOpen: boolean) => {
+    let clock = 1_000_000;
+    let breakStream = () => {};
+    const broken = new Promise<void>((resolve) => (breakStream = resolve));
+    let lasted = false;
+    const { rest, seen } = scriptedRest({
+      lists: [[[raw({ name: "a", rv: "1" })]]],
+      watches: [() => Promise.resolve("end"), async () => {
+        clock += 10_000; // open for the healthy minimum, without an event
+        lasted = true;
+        await broken;
+        return "broken";
+      }],
+    });
+    const { cache } = informer(rest, { now: () => clock });
+    const stop = new AbortController();
+    const running = cache.run(stop.signal);
+    await until(() => lasted);
+    if (readWhileOpen) strictEqual(cache.health().failingSince, undefined);
+    breakStream();
+    await until(() => seen.watches.length === 3);
+    const health = cache.health();
+    stop.abort();
+    await running;
+    return health.failingSince;
+  };
+  strictEqual(await failingSinceAfterBreak(true), 1_010_000);
+  strictEqual(await failingSinceAfterBreak(false), 1_010_000, "the same without a read");
+});

@@ -172,12 +172,12 @@ export async function changeSnapshotFinalizer(
  */
 export class SnapshotDiscovery {
   readonly #servesResource: (groupVersion: string, resource: string) => Promise<boolean>;
-  readonly #logger: Logger;
+  readonly #logger: Logger | undefined;
   #served: boolean | undefined;
 
   constructor(
     servesResource: (groupVersion: string, resource: string) => Promise<boolean>,
-    options: { logger: Logger },
+    options: { logger?: Logger | undefined },
   ) {
     this.#servesResource = servesResource;
     this.#logger = options.logger;
@@ -188,12 +188,12 @@ export class SnapshotDiscovery {
     if (this.#served === true) return true;
     const served = await this.#servesResource(GROUP_VERSION, "volumesnapshots");
     if (served && this.#served === false) {
-      this.#logger.notice(
+      this.#logger?.notice(
         "VolumeSnapshot API is now served: restoring from snapshots is available",
       );
     }
     if (!served && this.#served === undefined) {
-      this.#logger.notice(
+      this.#logger?.notice(
         `VolumeSnapshot API (${GROUP_VERSION}) is not served: claims that restore a snapshot get a ` +
           "Warning event until external-snapshotter's CRDs are installed (no restart needed)",
       );

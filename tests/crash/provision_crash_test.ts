@@ -16,7 +16,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseJournal } from "../../lib/journal/format.ts";
+import { parseJournal } from "../../lib/journal/file/format.ts";
 import { INTENT_JOURNAL_SHAPE } from "../../lib/provision/intent/intent.ts";
 import { claim, CLAIM_UID } from "../builders/provision.ts";
 import { readState, writeState } from "./durable_world.ts";

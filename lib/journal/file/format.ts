@@ -5,7 +5,7 @@
  * `{"put":<entry>}` (recorded or replaced, by its key) or `{"clear":"<key>"}`.
  * Changes are appended, each on disk before it is acknowledged; from time to
  * time the live entries are written to a new file that replaces the log
- * (file_journal.ts).
+ * (../file_journal.ts).
  *
  * A last line without its "\n" is an append that a crash cut short: it was
  * never acknowledged (the record waiting for it had not resolved), so it is

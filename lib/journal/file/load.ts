@@ -1,13 +1,13 @@
 /**
  * Reading the journal file at start: its entries, its size, and whether it
  * must be written anew because it was missing, cut short by a crash, of the
- * older format, or had to be set aside (file_journal.ts says how an
+ * older format, or had to be set aside (../file_journal.ts says how an
  * unreadable journal is handled).
  */
 import { open, readdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { parseJournal } from "./format.ts";
-import { DEFAULT_MAX_BYTES, type FileJournalOptions } from "./options.ts";
+import { DEFAULT_MAX_BYTES, type FileJournalOptions } from "../options.ts";
 const DEFAULT_KEEP_SET_ASIDE = 3;
 const SET_ASIDE_INFIX = ".corrupt-";
 

@@ -1,11 +1,12 @@
 /**
- * The journal's file on the node's disk, written two ways. An append writes
- * the new lines at the end through a handle kept open with O_DSYNC, so the
- * write returns once its data is on disk, as a write and an fdatasync would,
- * in one system call and one task of Bun's thread pool instead of two: a
- * crash during it leaves at most a cut-short last line, which the reader
- * drops (format.ts). A replacement writes the whole journal to
- * `<file>.tmp`, fsyncs it, renames it over the file and fsyncs the
+ * The journal's file on the node's disk, each write on disk when it returns
+ * (SyncedFile; the Journal over it is ../file_journal.ts). Written two ways:
+ * an append writes the new lines at the end through a handle kept open with
+ * O_DSYNC, so the write returns once its data is on disk, as a write and an
+ * fdatasync would, in one system call and one task of Bun's thread pool
+ * instead of two: a crash during it leaves at most a cut-short last line,
+ * which the reader drops (format.ts). A replacement writes the whole journal
+ * to `<file>.tmp`, fsyncs it, renames it over the file and fsyncs the
  * directory, so that a crash at any instant leaves the old file or the new
  * one, never a mix; its handle then serves the appends that follow.
  *
@@ -46,7 +47,7 @@ export type WriteStep =
 export type AfterStep = (step: WriteStep) => Promise<void> | void;
 
 /** The journal's file: its size and the handle that appends to it. */
-export class JournalFile {
+export class SyncedFile {
   readonly path: string;
   readonly #afterStep: AfterStep;
   #handle: FileHandle | undefined;
@@ -59,16 +60,16 @@ export class JournalFile {
   }
 
   /** A file whose first write will replace whatever is at `path` (missing or to be repaired). */
-  static toReplace(path: string, afterStep?: AfterStep): JournalFile {
-    return new JournalFile(path, afterStep);
+  static toReplace(path: string, afterStep?: AfterStep): SyncedFile {
+    return new SyncedFile(path, afterStep);
   }
 
   /** The good file at `path`, `bytes` long, ready for appends. */
   static async forAppends(
     path: string,
     options: { bytes: number; afterStep?: AfterStep | undefined },
-  ): Promise<JournalFile> {
-    const file = new JournalFile(path, options.afterStep);
+  ): Promise<SyncedFile> {
+    const file = new SyncedFile(path, options.afterStep);
     file.#handle = await open(path, APPEND_FLAGS, 0o600);
     file.#bytes = options.bytes;
     file.#mustReplace = false;
