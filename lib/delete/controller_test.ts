@@ -3,7 +3,7 @@ import { CsiError } from "../csi/status.ts";
 import type { DeleteVolumeRequest } from "../csi/types.ts";
 import type { EventRecord } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
-import { createLogger } from "../log/logger.ts";
+import { capturing } from "../../tests/fakes/logger.ts";
 import { DeleteController } from "./controller.ts";
 
 const KEY = "topology.test.csi.k8s.io/node";
@@ -57,12 +57,13 @@ function world(
     server?: PersistentVolume | null | Error;
   } = {},
 ) {
+  const log = capturing(2);
   const record = {
     calls: [] as string[],
     deleted: [] as DeleteVolumeRequest[],
     events: [] as EventRecord[],
     metrics: [] as string[],
-    logs: [] as string[],
+    logs: log.lines,
     /** PVs read from the API server. */
     reads: [] as string[],
   };
@@ -107,7 +108,7 @@ function world(
         evicted: () => record.metrics.push("refused set evicted"),
       },
     },
-    logger: createLogger({ verbosity: 2, sink: { write: (line) => record.logs.push(line) } }),
+    logger: log.logger,
   }, {
     segment: { [KEY]: "node-a" },
     ...(options.refusedLimit ? { refusedLimit: options.refusedLimit } : {}),

@@ -1,9 +1,8 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
 import { EventSender, MAX_TRIES_PER_EVENT } from "./events.ts";
 import { type EventRecord } from "../model/events.ts";
 import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
-import { quiet } from "../../tests/fakes/logger.ts";
+import { capturing, quiet } from "../../tests/fakes/logger.ts";
 
 function recordingRest(options: { failPatchWith?: number } = {}) {
   const requests: KubeRequest[] = [];
@@ -349,11 +348,7 @@ Deno.test("an Event waiting between tries when the agent stops is written by the
 
 Deno.test(`a write that never gets an answer is given up after ${MAX_TRIES_PER_EVENT} tries`, async () => {
   const fake = scriptedRest(Array.from({ length: 20 }, () => new TypeError("fetch failed")));
-  const lines: string[] = [];
-  const logger = createLogger({
-    verbosity: 0,
-    sink: { write: (line: string) => lines.push(line) },
-  });
+  const { logger, lines } = capturing(0);
   const sender = retryingSender(fake.rest, logger);
   const stop = new AbortController();
   const run = sender.run(stop.signal);

@@ -26,7 +26,7 @@ import {
   storageClass,
   TOPOLOGY_KEY,
 } from "../builders/provision.ts";
-import { quiet } from "../fakes/provision_world.ts";
+import { quiet } from "../fakes/logger.ts";
 
 /** What the file holds. */
 export interface WorldState {

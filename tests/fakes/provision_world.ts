@@ -41,7 +41,6 @@ import {
 
 export const KEY = "apps/data";
 export const PV_NAME = `pvc-${CLAIM_UID}`;
-export { quiet };
 
 /** What the fake driver answers to one CreateVolume. */
 export type CreateAnswer = CreateVolumeResponse | CsiError;
