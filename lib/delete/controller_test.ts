@@ -5,8 +5,8 @@ import type { EventRecord } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { capturing } from "../../tests/fakes/logger.ts";
 import { DeleteController } from "./controller.ts";
+import { DRIVER, TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
 
-const KEY = "topology.test.csi.k8s.io/node";
 const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";
 
 function pv(options: {
@@ -30,7 +30,7 @@ function pv(options: {
       finalizers: options.finalizers ?? [FINALIZER],
     },
     spec: {
-      csi: { driver: "test.csi.k8s.io", volumeHandle: "vol-1" },
+      csi: { driver: DRIVER, volumeHandle: "vol-1" },
       persistentVolumeReclaimPolicy: options.policy ?? "Delete",
       storageClassName: "fast",
       ...(node === null ? {} : {
@@ -161,7 +161,7 @@ Deno.test("the PV cannot be read before DeleteVolume: no DeleteVolume, VolumeFai
 
 Deno.test("the API server's PV names another volume or secret: no DeleteVolume now, decided again later", async () => {
   const otherHandle = pv();
-  otherHandle.spec.csi = { driver: "test.csi.k8s.io", volumeHandle: "vol-2" };
+  otherHandle.spec.csi = { driver: DRIVER, volumeHandle: "vol-2" };
   for (const server of [otherHandle, pv({ secret: "creds" })]) {
     const w = world(pv(), { server });
     deepStrictEqual(await w.sync(), { kind: "retry" });
