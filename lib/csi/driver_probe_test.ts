@@ -37,6 +37,7 @@ Deno.test("DriverProbe probes with its own deadline and says why the driver is n
   const running = probe.run(stop.signal);
   const until = async (condition: () => boolean) => {
     for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
+    strictEqual(condition(), true, `still ${probe.readiness()} after 1 s`);
   };
   await until(() => fake.timeouts.length >= 1);
   strictEqual(probe.readiness(), true);
