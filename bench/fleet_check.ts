@@ -4,7 +4,7 @@
  * result at all. Pure, so that the rule is unit-tested.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from "@kubernetes/client-node";
-import { SELECTED_NODE } from "../tests/cluster/workloads.ts";
+import { ANN_SELECTED_NODE } from "../lib/model/keys.ts";
 
 export interface FleetCheck {
   /** Claims not Bound, or with no PV or more than one PV naming them (claimRef uid): 0 when sound. */
@@ -29,7 +29,7 @@ export function checkFleet(
     ).length;
   const perNode = new Map(options.nodes.map((node) => [node, 0]));
   for (const claim of claims) {
-    const node = claim.metadata?.annotations?.[SELECTED_NODE];
+    const node = claim.metadata?.annotations?.[ANN_SELECTED_NODE];
     if (node !== undefined) perNode.set(node, (perNode.get(node) ?? 0) + 1);
   }
   const counts = [...perNode.values()];
@@ -53,11 +53,11 @@ export function describeUnbound(
 ): string {
   const named = new Set(options.volumes.map((volume) => volume.spec?.claimRef?.uid));
   const unbound = claims.filter((claim) => claim.status?.phase !== "Bound");
-  const placed = unbound.filter((claim) => claim.metadata?.annotations?.[SELECTED_NODE]);
+  const placed = unbound.filter((claim) => claim.metadata?.annotations?.[ANN_SELECTED_NODE]);
   const withVolume = placed.filter((claim) => named.has(claim.metadata?.uid));
   const byNode = new Map<string, string[]>();
   for (const claim of placed) {
-    const node = claim.metadata!.annotations![SELECTED_NODE]!;
+    const node = claim.metadata!.annotations![ANN_SELECTED_NODE]!;
     byNode.set(node, [...byNode.get(node) ?? [], claim.metadata?.name ?? "?"]);
   }
   const nodes = [...byNode].sort((a, b) => b[1].length - a[1].length)

@@ -1,11 +1,11 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from "@kubernetes/client-node";
-import { SELECTED_NODE } from "../tests/cluster/workloads.ts";
+import { ANN_SELECTED_NODE } from "../lib/model/keys.ts";
 import { checkFleet, describeUnbound } from "./fleet_check.ts";
 
 function claim(uid: string, phase: string, node?: string): V1PersistentVolumeClaim {
   return {
-    metadata: { uid, name: uid, ...(node ? { annotations: { [SELECTED_NODE]: node } } : {}) },
+    metadata: { uid, name: uid, ...(node ? { annotations: { [ANN_SELECTED_NODE]: node } } : {}) },
     status: { phase },
   };
 }

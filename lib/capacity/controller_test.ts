@@ -16,15 +16,14 @@ import { ForeignWrites } from "./foreign_writes.ts";
 import type { EventRecord } from "../model/events.ts";
 import { createCapacityMetrics } from "./metrics.ts";
 import type { CapacityClient, CapacityOwner, WriteBudget } from "./ports.ts";
+import { capacityObject, GiB } from "../../tests/builders/capacity.ts";
 import {
-  capacityObject,
   DRIVER,
-  GiB,
   LABELS,
+  namedClass,
   SEGMENT,
-  storageClass,
   TOPOLOGY_KEY,
-} from "../../tests/builders/capacity.ts";
+} from "../../tests/builders/provision.ts";
 import { quiet } from "../../tests/fakes/logger.ts";
 
 const never = new AbortController().signal;
@@ -62,7 +61,7 @@ function world(
   } = {},
 ) {
   const classes = new Map(
-    (options.classes ?? [storageClass("fast")]).map((c) => [c.metadata.name, c]),
+    (options.classes ?? [namedClass("fast")]).map((c) => [c.metadata.name, c]),
   );
   const cache = new Map((options.objects ?? []).map((o) => [o.metadata.name, o]));
   const answers = [...(options.answers ?? [answer(10n * GiB)])];
@@ -155,7 +154,7 @@ async function metric(registry: Registry, name: string): Promise<string> {
 
 Deno.test("first sync: GetCapacity with the class parameters and segment, then one create", async () => {
   const { controller, record, cache, registry } = world({
-    classes: [storageClass("fast", {
+    classes: [namedClass("fast", {
       parameters: { kind: "fast", "csi.storage.k8s.io/provisioner-secret-name": "s" },
     })],
     owner: { current: () => NODE_OWNER, confirm: () => Promise.resolve("ok") },
@@ -225,7 +224,7 @@ Deno.test("class deleted: its objects go, without asking the driver", async () =
 
 Deno.test("Immediate classes get no object unless asked", async () => {
   const { controller, record } = world({
-    classes: [storageClass("now", { volumeBindingMode: "Immediate" })],
+    classes: [namedClass("now", { volumeBindingMode: "Immediate" })],
   });
   await controller.sync("now", never);
   deepStrictEqual(record.writes, []);
@@ -261,7 +260,7 @@ Deno.test("a write the informer never delivers does not block the worker for eve
 
 Deno.test("goal, current and obsolete count as upstream's gauges", async () => {
   const { controller, registry, counts } = world({
-    classes: [storageClass("fast"), storageClass("slow")],
+    classes: [namedClass("fast"), namedClass("slow")],
     objects: [
       capacityObject("csisc-a"),
       capacityObject("csisc-stale", { segment: { [TOPOLOGY_KEY]: "old" } }),

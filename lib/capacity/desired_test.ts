@@ -6,21 +6,21 @@ import {
   observedCapacity,
 } from "./desired.ts";
 import { nodeTopology, selectsSegment, sortedSegment } from "./segment.ts";
-import { DRIVER, SEGMENT, storageClass, TOPOLOGY_KEY } from "../../tests/builders/capacity.ts";
+import { DRIVER, namedClass, SEGMENT, TOPOLOGY_KEY } from "../../tests/builders/provision.ts";
 
 const OPTIONS = { driverName: DRIVER, immediateBinding: false };
 
 Deno.test("isDesiredClass(): this driver's classes; Immediate ones only with the flag", () => {
   const table: [string, Parameters<typeof isDesiredClass>[0], boolean, boolean][] = [
-    ["WaitForFirstConsumer", storageClass("wffc"), true, true],
-    ["Immediate", storageClass("now", { volumeBindingMode: "Immediate" }), false, true],
+    ["WaitForFirstConsumer", namedClass("wffc"), true, true],
+    ["Immediate", namedClass("now", { volumeBindingMode: "Immediate" }), false, true],
     [
       "no binding mode (not Immediate)",
-      storageClass("unset", { volumeBindingMode: undefined }),
+      namedClass("unset", { volumeBindingMode: undefined }),
       true,
       true,
     ],
-    ["another driver", storageClass("other", { provisioner: "other.csi" }), false, false],
+    ["another driver", namedClass("other", { provisioner: "other.csi" }), false, false],
     ["no class", undefined, false, false],
   ];
   for (const [name, candidate, without, withFlag] of table) {
@@ -35,10 +35,10 @@ Deno.test("isDesiredClass(): this driver's classes; Immediate ones only with the
 
 Deno.test("desiredClassNames() lists the desired classes, sorted", () => {
   const classes = [
-    storageClass("slow"),
-    storageClass("now", { volumeBindingMode: "Immediate" }),
-    storageClass("fast"),
-    storageClass("foreign", { provisioner: "other.csi" }),
+    namedClass("slow"),
+    namedClass("now", { volumeBindingMode: "Immediate" }),
+    namedClass("fast"),
+    namedClass("foreign", { provisioner: "other.csi" }),
   ];
   deepStrictEqual(desiredClassNames(classes, OPTIONS), ["fast", "slow"]);
   deepStrictEqual(desiredClassNames(classes, { ...OPTIONS, immediateBinding: true }), [
@@ -50,7 +50,7 @@ Deno.test("desiredClassNames() lists the desired classes, sorted", () => {
 
 Deno.test("getCapacityRequest(): class parameters without reserved keys, the segment, no capabilities", () => {
   const request = getCapacityRequest(
-    storageClass("fast", {
+    namedClass("fast", {
       parameters: {
         kind: "fast",
         "csi.storage.k8s.io/provisioner-secret-name": "secret",
@@ -66,7 +66,7 @@ Deno.test("getCapacityRequest(): class parameters without reserved keys, the seg
     accessible_topology: { segments: { [TOPOLOGY_KEY]: "node-a" } },
   });
   deepStrictEqual(
-    getCapacityRequest(storageClass("bare", { parameters: undefined }), SEGMENT)
+    getCapacityRequest(namedClass("bare", { parameters: undefined }), SEGMENT)
       .parameters,
     {},
   );

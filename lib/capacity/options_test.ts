@@ -2,6 +2,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { parseConfig } from "../config/config.ts";
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
+import { DRIVER, TOPOLOGY_KEY } from "../../tests/builders/provision.ts";
 import {
   capacityDriverProblem,
   capacityLabelsProblem,
@@ -10,12 +11,12 @@ import {
 } from "./options.ts";
 
 const driver: DriverInfo = {
-  name: "test.csi.k8s.io",
+  name: DRIVER,
   vendorVersion: "1",
   pluginCapabilities: new Set(["CONTROLLER_SERVICE", "VOLUME_ACCESSIBILITY_CONSTRAINTS"]),
   controllerCapabilities: new Set(["CREATE_DELETE_VOLUME", "GET_CAPACITY"]),
   nodeId: "node-a",
-  segment: { zone: "z1", "topology.test.csi.k8s.io/node": "node-a" },
+  segment: { zone: "z1", [TOPOLOGY_KEY]: "node-a" },
 };
 
 function config(args: string[], env: Record<string, string> = {}): Config {
@@ -43,15 +44,15 @@ Deno.test("capacityOptions() maps the capacity flags and the driver's segment", 
     driver,
   );
   deepStrictEqual(options, {
-    desired: { driverName: "test.csi.k8s.io", immediateBinding: true },
+    desired: { driverName: DRIVER, immediateBinding: true },
     nodeName: "node-a",
     namespace: "csi",
-    segment: { "topology.test.csi.k8s.io/node": "node-a", zone: "z1" },
+    segment: { [TOPOLOGY_KEY]: "node-a", zone: "z1" },
     labels: {
-      "csi.storage.k8s.io/drivername": "test.csi.k8s.io",
+      "csi.storage.k8s.io/drivername": DRIVER,
       "csi.storage.k8s.io/managed-by": "external-provisioner-node-a",
     },
-    labelSelector: "csi.storage.k8s.io/drivername=test.csi.k8s.io," +
+    labelSelector: `csi.storage.k8s.io/drivername=${DRIVER},` +
       "csi.storage.k8s.io/managed-by=external-provisioner-node-a",
     owner: { kind: "pod", namespace: "csi", podName: "agent-x1", level: 1 },
     workers: 3,
@@ -59,7 +60,7 @@ Deno.test("capacityOptions() maps the capacity flags and the driver's segment", 
     retry: { startMs: 2000, maxMs: 60_000 },
     client: { qps: 2.5, burst: 7 },
   });
-  deepStrictEqual(Object.keys(options.segment), ["topology.test.csi.k8s.io/node", "zone"]);
+  deepStrictEqual(Object.keys(options.segment), [TOPOLOGY_KEY, "zone"]);
 });
 
 Deno.test("ownerChoice(): the Node owner wins over the level; -1 is none", () => {
@@ -83,7 +84,7 @@ Deno.test("capacityDriverProblem() refuses a driver without GET_CAPACITY, clearl
     controllerCapabilities: new Set(["CREATE_DELETE_VOLUME"]),
   });
   ok(
-    problem?.startsWith("--enable-capacity is set but CSI driver test.csi.k8s.io does not report"),
+    problem?.startsWith(`--enable-capacity is set but CSI driver ${DRIVER} does not report`),
   );
   ok(problem?.includes("GET_CAPACITY"));
 });
@@ -93,7 +94,7 @@ Deno.test("capacityLabelsProblem(): a topology value that is no label value is a
   const longNode = `node-${"x".repeat(70)}`; // a valid node name, too long for a label value
   const unfit = capacityLabelsProblem(config([], { NODE_NAME: longNode }), {
     ...driver,
-    segment: { "topology.test.csi.k8s.io/node": longNode, "bad key!": "z1" },
+    segment: { [TOPOLOGY_KEY]: longNode, "bad key!": "z1" },
   });
   ok(unfit?.startsWith("--enable-capacity is set but this node's CSIStorageCapacity objects"));
   ok(unfit?.includes("is 75 characters long, a label value is at most 63"), String(unfit));

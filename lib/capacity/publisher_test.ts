@@ -12,7 +12,8 @@ import { WorkQueue } from "../queue/work_queue.ts";
 import type { HandleOutcome } from "../queue/workers.ts";
 import { WriteEchoes } from "./echoes.ts";
 import { CapacityPublisher, type CapacitySyncer } from "./publisher.ts";
-import { capacityObject, DRIVER, storageClass } from "../../tests/builders/capacity.ts";
+import { capacityObject } from "../../tests/builders/capacity.ts";
+import { DRIVER, namedClass } from "../../tests/builders/provision.ts";
 import { quiet } from "../../tests/fakes/logger.ts";
 
 class FakeCache<T> {
@@ -118,8 +119,8 @@ Deno.test("informer events: the echo of our write is not work, someone else's ch
   objects.emit({ key: "ns/csisc-a", old: object, new: undefined });
   await eventually(() => controller.syncs.length === 4, "a sync after a foreign delete");
   strictEqual(controller.syncs[3], "fast");
-  classes.emit({ key: "other", old: undefined, new: storageClass("other", { provisioner: "x" }) });
-  classes.emit({ key: "new", old: undefined, new: storageClass("new") });
+  classes.emit({ key: "other", old: undefined, new: namedClass("other", { provisioner: "x" }) });
+  classes.emit({ key: "new", old: undefined, new: namedClass("new") });
   await eventually(() => controller.syncs.length === 5, "a sync of the new class");
   strictEqual(controller.syncs[4], "new");
   stop.abort();

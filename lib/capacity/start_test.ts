@@ -1,31 +1,28 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { KubeApi } from "../kube/api.ts";
-import type { KubeRequest, KubeRest } from "../kube/rest.ts";
+import type { KubeRequest } from "../kube/rest.ts";
 import { NoAnswerError } from "../kube/rest_fetch.ts";
 import { KubeApiError } from "../kube/rest_types.ts";
 import { type StartupCall, startupRetry } from "../kube/startup_retry.ts";
 import { FatalError } from "../runtime/fatal.ts";
 import { CAPACITY_API_MISSING } from "./options.ts";
 import { findCapacityOwner, requireCapacityApi } from "./start.ts";
+import { recordingRest } from "../../tests/fakes/kube_rest.ts";
 import { quiet } from "../../tests/fakes/logger.ts";
 
 const once: StartupCall = (_what, call) => call(new AbortController().signal);
 
-/** An API server that answers GETs from a table of paths; records what was asked. */
-function apiServer(answers: Record<string, unknown>): KubeRest & { asked: string[] } {
-  const asked: string[] = [];
-  return {
-    asked,
-    request<T>(request: KubeRequest): Promise<T> {
-      asked.push(`${request.method} ${request.path}`);
-      return request.path in answers
-        ? Promise.resolve(answers[request.path] as T)
-        : Promise.reject(new Error(`unexpected ${request.path}`));
-    },
-    stream: () => Promise.reject(new Error("no watch here")),
-    close: () => {},
-  };
+/** The shared fake, answering GETs from a table of paths. */
+function apiServer(answers: Record<string, unknown>) {
+  return recordingRest([], {
+    otherwise: (request) =>
+      request.path in answers ? answers[request.path] : new Error(`unexpected ${request.path}`),
+  });
 }
+
+/** "METHOD path" of each request the fake was sent. */
+const asked = (rest: { requests: KubeRequest[] }) =>
+  rest.requests.map((request) => `${request.method} ${request.path}`);
 
 const STORAGE_V1_124 = {
   resources: [
@@ -40,7 +37,7 @@ const STORAGE_V1_123 = {
 Deno.test("requireCapacityApi(): storage.k8s.io/v1 csistoragecapacities, by discovery", async () => {
   const current = apiServer({ "/apis/storage.k8s.io/v1": STORAGE_V1_124 });
   await requireCapacityApi(new KubeApi(current), once);
-  deepStrictEqual(current.asked, ["GET /apis/storage.k8s.io/v1"]);
+  deepStrictEqual(asked(current), ["GET /apis/storage.k8s.io/v1"]);
   const old = apiServer({ "/apis/storage.k8s.io/v1": STORAGE_V1_123 });
   await rejects(requireCapacityApi(new KubeApi(old), once), (error: unknown) => {
     strictEqual(error instanceof FatalError && error.exitCode, 1);
@@ -98,28 +95,18 @@ Deno.test("findCapacityOwner(): walks up from the Pod through discovery; a failu
       return true;
     },
   );
-  deepStrictEqual(server.asked.slice(-2), [
+  deepStrictEqual(asked(server).slice(-2), [
     "GET /apis/apps/v1",
     "GET /apis/apps/v1/namespaces/csi/daemonsets/agent",
   ]);
 });
 
-/** The API server's answers to each request in turn; then the last one again. */
-function answering(answers: (() => unknown)[]): KubeRest & { asked: number } {
-  const server = {
-    asked: 0,
-    request<T>(): Promise<T> {
-      const answer = answers[Math.min(server.asked++, answers.length - 1)]!;
-      try {
-        return Promise.resolve(answer() as T);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
-    stream: () => Promise.reject(new Error("no watch here")),
-    close: () => {},
-  };
-  return server;
+/** The shared fake, calling each of `answers` in turn for a request; then the last one again. */
+function answering(answers: (() => unknown)[]) {
+  let calls = 0;
+  return recordingRest([], {
+    otherwise: () => answers[Math.min(calls++, answers.length - 1)]!(),
+  });
 }
 
 const retrying = (signal = new AbortController().signal) =>
@@ -134,14 +121,14 @@ const unavailable = () => {
 Deno.test("start-up waits for an API server that does not answer or answers 5xx, then goes on", async () => {
   const server = answering([refused, unavailable, refused, () => STORAGE_V1_124]);
   await requireCapacityApi(new KubeApi(server), retrying());
-  strictEqual(server.asked, 4);
+  strictEqual(server.requests.length, 4);
   const node = answering([refused, () => ({ metadata: { name: "node-a", uid: "node-uid" } })]);
   const owner = await findCapacityOwner(new KubeApi(node), { kind: "node", nodeName: "node-a" }, {
     logger: quiet,
     call: retrying(),
   });
   strictEqual(owner.current()?.uid, "node-uid");
-  strictEqual(node.asked, 2);
+  strictEqual(node.requests.length, 2);
 });
 
 Deno.test("start-up still ends at once on a definitive answer: 403, a Node not found, an API not served", async () => {
@@ -153,7 +140,7 @@ Deno.test("start-up still ends at once on a definitive answer: 403, a Node not f
     findCapacityOwner(new KubeApi(forbidden), choice, { logger: quiet, call: retrying() }),
     (error: unknown) => error instanceof FatalError && /forbidden/.test(error.message),
   );
-  strictEqual(forbidden.asked, 1);
+  strictEqual(forbidden.requests.length, 1);
   const missing = answering([() => {
     throw new KubeApiError(404, "NotFound", 'nodes "node-a" not found');
   }]);
@@ -161,7 +148,7 @@ Deno.test("start-up still ends at once on a definitive answer: 403, a Node not f
     findCapacityOwner(new KubeApi(missing), choice, { logger: quiet, call: retrying() }),
     /Node "node-a" \(NODE_NAME\) not found/,
   );
-  strictEqual(missing.asked, 1);
+  strictEqual(missing.requests.length, 1);
   const old = answering([refused, () => STORAGE_V1_123]);
   await rejects(requireCapacityApi(new KubeApi(old), retrying()), {
     message: CAPACITY_API_MISSING,

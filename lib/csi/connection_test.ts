@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitFor } from "../../tests/cluster/wait.ts";
 import { startTestDriver } from "../../tests/csi_driver/driver.ts";
-import { createLogger } from "../log/logger.ts";
+import { capturing } from "../../tests/fakes/logger.ts";
 import { csiTarget, openCsiConnection } from "./connection.ts";
 import { connectToDriver } from "./handshake.ts";
 import type { CsiError } from "./status.ts";
@@ -28,11 +28,11 @@ async function startDriverInTempDir() {
 
 Deno.test("CSI calls are logged at debug with secrets stripped and timed for metrics", async () => {
   const { dir, driver } = await startDriverInTempDir();
-  const lines: string[] = [];
+  const { logger, lines } = capturing(5);
   const observed: { method: string; code: string }[] = [];
   const connection = openCsiConnection(join(dir, "csi.sock"), {
     timeoutMs: 2000,
-    logger: createLogger({ verbosity: 5, sink: { write: (line) => lines.push(line) } }),
+    logger,
     observer: { observe: ({ method, code }) => observed.push({ method, code }) },
   });
   try {

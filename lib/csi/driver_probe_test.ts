@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
-import { createLogger } from "../log/logger.ts";
+import { capturing } from "../../tests/fakes/logger.ts";
 import { DriverProbe } from "./driver_probe.ts";
 import { CsiError } from "./status.ts";
 
@@ -21,20 +21,11 @@ function fakeConnection(answer: () => Promise<{ ready: { value: boolean } | null
   };
 }
 
-function collectingLogger() {
-  const messages: string[] = [];
-  const logger = createLogger({
-    verbosity: 0,
-    sink: { write: (line: string) => void messages.push(JSON.parse(line).msg) },
-  });
-  return { logger, messages };
-}
-
 Deno.test("DriverProbe probes with its own deadline and says why the driver is not fit", async () => {
   let answer: () => Promise<{ ready: { value: boolean } | null }> = () =>
     Promise.resolve({ ready: null });
   const fake = fakeConnection(() => answer());
-  const { logger, messages } = collectingLogger();
+  const { logger, lines } = capturing(0);
   const gauge: boolean[] = [];
   const probe = new DriverProbe(fake.connection, {
     logger,
@@ -46,6 +37,7 @@ Deno.test("DriverProbe probes with its own deadline and says why the driver is n
   const running = probe.run(stop.signal);
   const until = async (condition: () => boolean) => {
     for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
+    strictEqual(condition(), true, `still ${probe.readiness()} after 1 s`);
   };
   await until(() => fake.timeouts.length >= 1);
   strictEqual(probe.readiness(), true);
@@ -62,5 +54,8 @@ Deno.test("DriverProbe probes with its own deadline and says why the driver is n
   await running;
   strictEqual(fake.timeouts[0], 5000, "every background Probe has the 5 s deadline");
   deepStrictEqual(gauge, [true, false, true]);
-  deepStrictEqual(messages, ["CSI driver is not healthy", "CSI driver answers Probe again"]);
+  deepStrictEqual(lines.map((line) => JSON.parse(line).msg), [
+    "CSI driver is not healthy",
+    "CSI driver answers Probe again",
+  ]);
 });

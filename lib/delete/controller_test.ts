@@ -3,10 +3,10 @@ import { CsiError } from "../csi/status.ts";
 import type { DeleteVolumeRequest } from "../csi/types.ts";
 import type { EventRecord } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
-import { createLogger } from "../log/logger.ts";
+import { capturing } from "../../tests/fakes/logger.ts";
 import { DeleteController } from "./controller.ts";
+import { DRIVER, TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
 
-const KEY = "topology.test.csi.k8s.io/node";
 const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";
 
 function pv(options: {
@@ -30,7 +30,7 @@ function pv(options: {
       finalizers: options.finalizers ?? [FINALIZER],
     },
     spec: {
-      csi: { driver: "test.csi.k8s.io", volumeHandle: "vol-1" },
+      csi: { driver: DRIVER, volumeHandle: "vol-1" },
       persistentVolumeReclaimPolicy: options.policy ?? "Delete",
       storageClassName: "fast",
       ...(node === null ? {} : {
@@ -57,12 +57,13 @@ function world(
     server?: PersistentVolume | null | Error;
   } = {},
 ) {
+  const log = capturing(2);
   const record = {
     calls: [] as string[],
     deleted: [] as DeleteVolumeRequest[],
     events: [] as EventRecord[],
     metrics: [] as string[],
-    logs: [] as string[],
+    logs: log.lines,
     /** PVs read from the API server. */
     reads: [] as string[],
   };
@@ -107,7 +108,7 @@ function world(
         evicted: () => record.metrics.push("refused set evicted"),
       },
     },
-    logger: createLogger({ verbosity: 2, sink: { write: (line) => record.logs.push(line) } }),
+    logger: log.logger,
   }, {
     segment: { [KEY]: "node-a" },
     ...(options.refusedLimit ? { refusedLimit: options.refusedLimit } : {}),
@@ -160,7 +161,7 @@ Deno.test("the PV cannot be read before DeleteVolume: no DeleteVolume, VolumeFai
 
 Deno.test("the API server's PV names another volume or secret: no DeleteVolume now, decided again later", async () => {
   const otherHandle = pv();
-  otherHandle.spec.csi = { driver: "test.csi.k8s.io", volumeHandle: "vol-2" };
+  otherHandle.spec.csi = { driver: DRIVER, volumeHandle: "vol-2" };
   for (const server of [otherHandle, pv({ secret: "creds" })]) {
     const w = world(pv(), { server });
     deepStrictEqual(await w.sync(), { kind: "retry" });

@@ -8,9 +8,8 @@ import {
   mayNeedDeleteWork,
   noAffinityMessage,
 } from "./decide.ts";
-import { storageClass } from "../../tests/builders/provision.ts";
+import { DRIVER, storageClass, TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
 
-const KEY = "topology.test.csi.k8s.io/node";
 const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";
 const segment = { [KEY]: "node-a" };
 
@@ -28,7 +27,7 @@ function pv(overrides: {
     metadata: {
       name: "pvc-1",
       annotations: overrides.annotations ?? {
-        "pv.kubernetes.io/provisioned-by": "test.csi.k8s.io",
+        "pv.kubernetes.io/provisioned-by": DRIVER,
         "volume.kubernetes.io/provisioner-deletion-secret-name": "",
         "volume.kubernetes.io/provisioner-deletion-secret-namespace": "",
       },
@@ -36,7 +35,7 @@ function pv(overrides: {
       ...(overrides.deleting ? { deletionTimestamp: "2026-11-21T00:00:00Z" } : {}),
     },
     spec: {
-      csi: { driver: "test.csi.k8s.io", volumeHandle: "vol-1" },
+      csi: { driver: DRIVER, volumeHandle: "vol-1" },
       persistentVolumeReclaimPolicy: overrides.policy ?? "Delete",
       storageClassName: "fast",
       ...(overrides.claimRef ? { claimRef: overrides.claimRef } : {}),
@@ -185,7 +184,7 @@ Deno.test("confirmDelete() goes only when the API server's PV gives the same del
   deepStrictEqual(confirm(pv({ node: "node-b" })).kind, "skip");
   deepStrictEqual(confirm(pv({ node: null })).kind, "skip");
   const moved = pv();
-  moved.spec.csi = { driver: "test.csi.k8s.io", volumeHandle: "vol-2" };
+  moved.spec.csi = { driver: DRIVER, volumeHandle: "vol-2" };
   deepStrictEqual(confirm(moved), { kind: "changed", reason: "volume handle is now vol-2" });
   const secret = pv({
     annotations: {

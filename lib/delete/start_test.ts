@@ -14,8 +14,7 @@ import { createWorkQueueMetrics } from "../queue/prometheus_metrics.ts";
 import { Lifecycle } from "../runtime/lifecycle.ts";
 import { startDeletion } from "./start.ts";
 import { quiet } from "../../tests/fakes/logger.ts";
-
-const KEY = "topology.test.csi.k8s.io/node";
+import { DRIVER, TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
 
 const released: PersistentVolume = {
   metadata: {
@@ -24,7 +23,7 @@ const released: PersistentVolume = {
     finalizers: ["external-provisioner.volume.kubernetes.io/finalizer"],
   },
   spec: {
-    csi: { driver: "test.csi.k8s.io", volumeHandle: "vol-1" },
+    csi: { driver: DRIVER, volumeHandle: "vol-1" },
     persistentVolumeReclaimPolicy: "Delete",
     storageClassName: "fast",
     nodeAffinity: {
@@ -39,7 +38,7 @@ const released: PersistentVolume = {
 };
 
 const driver: DriverInfo = {
-  name: "test.csi.k8s.io",
+  name: DRIVER,
   vendorVersion: "1",
   pluginCapabilities: new Set(["CONTROLLER_SERVICE"]),
   controllerCapabilities: new Set(["CREATE_DELETE_VOLUME", "PUBLISH_UNPUBLISH_VOLUME"]),

@@ -1,9 +1,9 @@
 import { strictEqual } from "node:assert/strict";
 import type { PersistentVolume } from "../model/objects.ts";
 import { isDriversVolume, thisNodesConcern } from "./volume_owner.ts";
+import { DRIVER, TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
 
-const KEY = "topology.test.csi.k8s.io/node";
-const options = { driverName: "test.csi.k8s.io", segment: { [KEY]: "node-a" } };
+const options = { driverName: DRIVER, segment: { [KEY]: "node-a" } };
 
 function pv(
   options: { annotations?: Record<string, string>; driver?: string; node?: string | null },
@@ -31,8 +31,8 @@ function pv(
 Deno.test("isDriversVolume() follows provisioned-by, then migrated-to, then spec.csi.driver", () => {
   strictEqual(
     isDriversVolume(
-      pv({ annotations: { "pv.kubernetes.io/provisioned-by": "test.csi.k8s.io" } }),
-      "test.csi.k8s.io",
+      pv({ annotations: { "pv.kubernetes.io/provisioned-by": DRIVER } }),
+      DRIVER,
     ),
     true,
   );
@@ -40,9 +40,9 @@ Deno.test("isDriversVolume() follows provisioned-by, then migrated-to, then spec
     isDriversVolume(
       pv({
         annotations: { "pv.kubernetes.io/provisioned-by": "other" },
-        driver: "test.csi.k8s.io",
+        driver: DRIVER,
       }),
-      "test.csi.k8s.io",
+      DRIVER,
     ),
     false,
     "the annotation wins over spec.csi.driver",
@@ -52,25 +52,25 @@ Deno.test("isDriversVolume() follows provisioned-by, then migrated-to, then spec
       pv({
         annotations: {
           "pv.kubernetes.io/provisioned-by": "kubernetes.io/x",
-          "pv.kubernetes.io/migrated-to": "test.csi.k8s.io",
+          "pv.kubernetes.io/migrated-to": DRIVER,
         },
       }),
-      "test.csi.k8s.io",
+      DRIVER,
     ),
     true,
   );
   strictEqual(
-    isDriversVolume(pv({ driver: "test.csi.k8s.io" }), "test.csi.k8s.io"),
+    isDriversVolume(pv({ driver: DRIVER }), DRIVER),
     true,
     "static CSI PVs count",
   );
-  strictEqual(isDriversVolume(pv({}), "test.csi.k8s.io"), false);
+  strictEqual(isDriversVolume(pv({}), DRIVER), false);
 });
 
 Deno.test("thisNodesConcern() keeps this node's PVs and PVs without affinity, and drops other nodes'", () => {
   const keep = thisNodesConcern(options);
-  strictEqual(keep(pv({ driver: "test.csi.k8s.io", node: "node-a" })), true);
-  strictEqual(keep(pv({ driver: "test.csi.k8s.io", node: "node-b" })), false);
-  strictEqual(keep(pv({ driver: "test.csi.k8s.io", node: null })), true);
+  strictEqual(keep(pv({ driver: DRIVER, node: "node-a" })), true);
+  strictEqual(keep(pv({ driver: DRIVER, node: "node-b" })), false);
+  strictEqual(keep(pv({ driver: DRIVER, node: null })), true);
   strictEqual(keep(pv({ driver: "other", node: "node-a" })), false);
 });

@@ -1,15 +1,11 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
+import { capturing } from "../../tests/fakes/logger.ts";
 import { livenessReport, Readiness } from "./health.ts";
 
-function collectingLogger() {
-  const records: { level: string; msg: string; condition?: string; reason?: string }[] = [];
-  const logger = createLogger({
-    verbosity: 2,
-    sink: { write: (line: string) => void records.push(JSON.parse(line)) },
-  });
-  return { logger, records };
-}
+type LogRecord = { level: string; msg: string; condition?: string; reason?: string };
+
+/** The logger's records so far. */
+const parsed = (lines: string[]): LogRecord[] => lines.map((line) => JSON.parse(line));
 
 Deno.test("livenessReport() is about the agent: a recent heartbeat and no loop that ended", () => {
   const loops = { running: 7, ended: [] as string[] };
@@ -61,7 +57,7 @@ Deno.test("Readiness evaluates a condition at each report: it reflects now, and 
 });
 
 Deno.test("Readiness logs each transition once, of each condition and of the whole", () => {
-  const { logger, records } = collectingLogger();
+  const { logger, lines } = capturing(2);
   const changes: string[] = [];
   let informers: true | string = "persistentvolumes not listed yet";
   const readiness = new Readiness({
@@ -71,7 +67,7 @@ Deno.test("Readiness logs each transition once, of each condition and of the who
   readiness.set("csi", true);
   readiness.set("informers", () => informers);
   readiness.report();
-  strictEqual(records.length, 0, "not met at start-up is no news");
+  strictEqual(lines.length, 0, "not met at start-up is no news");
   informers = true;
   readiness.report();
   readiness.report();
@@ -81,7 +77,7 @@ Deno.test("Readiness logs each transition once, of each condition and of the who
   readiness.report();
   informers = true;
   readiness.report();
-  deepStrictEqual(records.map((record) => [record.msg, record.condition, record.reason]), [
+  deepStrictEqual(parsed(lines).map((record) => [record.msg, record.condition, record.reason]), [
     ["Readiness condition met", "informers", undefined],
     ["Ready: every readiness condition is met", undefined, undefined],
     [
@@ -101,7 +97,7 @@ Deno.test("Readiness logs each transition once, of each condition and of the who
     "informers=true",
   ]);
   deepStrictEqual(
-    records.map((record) => record.level),
+    parsed(lines).map((record) => record.level),
     ["notice", "notice", "warn", "warn", "notice", "notice"],
     "visible at -v=0",
   );

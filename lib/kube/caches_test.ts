@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { createPublishedCapacityCache } from "./caches.ts";
-import type { KubeRequest, KubeRest } from "./rest.ts";
 import { eventually } from "../../tests/fakes/async.ts";
+import { recordingRest } from "../../tests/fakes/kube_rest.ts";
 import { quiet } from "../../tests/fakes/logger.ts";
 
 function object(
@@ -25,20 +25,16 @@ function object(
 }
 
 Deno.test("createPublishedCapacityCache: every node's objects of the driver, by class, kept current", async () => {
-  const requests: KubeRequest[] = [];
-  const rest: KubeRest = {
-    request: <T>(request: KubeRequest) => {
-      requests.push(request);
-      return Promise.resolve({
-        metadata: { resourceVersion: "10" },
-        items: [
-          object("a", { node: "node-a", className: "local", rv: "1", gi: 1 }),
-          object("b", { node: "node-b", className: "local", rv: "2", gi: 2 }),
-          object("c", { node: "node-c", className: "other", rv: "3", gi: 3 }),
-        ],
-      } as T);
-    },
-    stream: (_request, options) => {
+  const rest = recordingRest([], {
+    otherwise: () => ({
+      metadata: { resourceVersion: "10" },
+      items: [
+        object("a", { node: "node-a", className: "local", rv: "1", gi: 1 }),
+        object("b", { node: "node-b", className: "local", rv: "2", gi: 2 }),
+        object("c", { node: "node-c", className: "other", rv: "3", gi: 3 }),
+      ],
+    }),
+    watch: (_request, options) => {
       const line = (type: string, value: unknown) =>
         options.onLine(JSON.stringify({ type, object: value }));
       line("MODIFIED", object("b", { node: "node-b", className: "other", rv: "11", gi: 5 }));
@@ -47,8 +43,7 @@ Deno.test("createPublishedCapacityCache: every node's objects of the driver, by 
         options.signal.addEventListener("abort", () => resolve("aborted"), { once: true })
       );
     },
-    close: () => {},
-  };
+  });
   const cache = createPublishedCapacityCache(rest, {
     namespace: "csi",
     driverName: "hostpath.csi.k8s.io",
@@ -57,9 +52,12 @@ Deno.test("createPublishedCapacityCache: every node's objects of the driver, by 
   const stop = new AbortController();
   const running = cache.informer.run(stop.signal);
   await eventually(() => cache.forClass("other").length === 2, "the watch events applied");
-  strictEqual(requests[0]?.path, "/apis/storage.k8s.io/v1/namespaces/csi/csistoragecapacities");
   strictEqual(
-    requests[0]?.query?.["labelSelector"],
+    rest.requests[0]?.path,
+    "/apis/storage.k8s.io/v1/namespaces/csi/csistoragecapacities",
+  );
+  strictEqual(
+    rest.requests[0]?.query?.["labelSelector"],
     "csi.storage.k8s.io/drivername=hostpath.csi.k8s.io",
   );
   deepStrictEqual(cache.forClass("local"), []);

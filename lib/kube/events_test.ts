@@ -1,32 +1,26 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
 import { EventSender, MAX_TRIES_PER_EVENT } from "./events.ts";
 import { type EventRecord } from "../model/events.ts";
 import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
-import { quiet } from "../../tests/fakes/logger.ts";
+import { recordingRest } from "../../tests/fakes/kube_rest.ts";
+import { capturing, quiet } from "../../tests/fakes/logger.ts";
 
-function recordingRest(options: { failPatchWith?: number } = {}) {
-  const requests: KubeRequest[] = [];
+/** The shared fake, whose answers can be held back; PATCHes fail with `failPatchWith`. */
+function heldRest(options: { failPatchWith?: number } = {}) {
   let release: () => void = () => {};
   let gate = Promise.resolve();
-  const rest: KubeRest = {
-    request: async <T>(request: KubeRequest) => {
+  const rest = recordingRest([], {
+    otherwise: async (request) => {
       await gate;
-      requests.push(request);
       if (request.method === "PATCH" && options.failPatchWith !== undefined) {
         throw new KubeApiError(options.failPatchWith, "NotFound", "events not found");
       }
-      return undefined as T;
     },
-    stream: () => Promise.resolve("end" as const),
-    close: () => {},
-  };
-  return {
-    rest,
-    requests,
+  });
+  return Object.assign(rest, {
     hold: () => (gate = new Promise((resolve) => (release = resolve))),
     release: () => release(),
-  };
+  });
 }
 
 const failed: EventRecord = {
@@ -49,8 +43,8 @@ async function drain(
 }
 
 Deno.test("EventSender merges repeats waiting in the buffer into one Event with a count", async () => {
-  const fake = recordingRest();
-  const sender = new EventSender(fake.rest, {
+  const fake = heldRest();
+  const sender = new EventSender(fake, {
     component: "drv_node-a",
     host: "node-a",
     logger: quiet,
@@ -74,8 +68,8 @@ Deno.test("EventSender merges repeats waiting in the buffer into one Event with 
 });
 
 Deno.test("EventSender patches the count of an Event it already wrote, and uses low priority", async () => {
-  const fake = recordingRest();
-  const sender = new EventSender(fake.rest, {
+  const fake = heldRest();
+  const sender = new EventSender(fake, {
     component: "drv_node-a",
     host: "node-a",
     logger: quiet,
@@ -99,8 +93,8 @@ Deno.test("EventSender patches the count of an Event it already wrote, and uses 
 });
 
 Deno.test("EventSender creates a new Event when the one to patch is gone", async () => {
-  const fake = recordingRest({ failPatchWith: 404 });
-  const sender = new EventSender(fake.rest, { component: "c", host: "h", logger: quiet });
+  const fake = heldRest({ failPatchWith: 404 });
+  const sender = new EventSender(fake, { component: "c", host: "h", logger: quiet });
   const stop = new AbortController();
   const run = sender.run(stop.signal);
   sender.record(failed);
@@ -111,8 +105,8 @@ Deno.test("EventSender creates a new Event when the one to patch is gone", async
 });
 
 Deno.test("EventSender puts events of cluster-scoped objects in the default namespace", async () => {
-  const fake = recordingRest();
-  const sender = new EventSender(fake.rest, { component: "c", host: "h", logger: quiet });
+  const fake = heldRest();
+  const sender = new EventSender(fake, { component: "c", host: "h", logger: quiet });
   const stop = new AbortController();
   const run = sender.run(stop.signal);
   sender.record({
@@ -127,8 +121,8 @@ Deno.test("EventSender puts events of cluster-scoped objects in the default name
 Deno.test("Events are named <object>.<hex>, each differently, in one sender and across senders", async () => {
   const names: string[] = [];
   for (const _ of [1, 2]) {
-    const fake = recordingRest();
-    const sender = new EventSender(fake.rest, { component: "c", host: "h", logger: quiet });
+    const fake = heldRest();
+    const sender = new EventSender(fake, { component: "c", host: "h", logger: quiet });
     const stop = new AbortController();
     const run = sender.run(stop.signal);
     for (const reason of ["Provisioning", "ProvisioningSucceeded", "ExternalProvisioning"]) {
@@ -147,9 +141,9 @@ Deno.test("Events are named <object>.<hex>, each differently, in one sender and 
 });
 
 Deno.test("record() never blocks: a full buffer drops the event and counts it", () => {
-  const fake = recordingRest();
+  const fake = heldRest();
   let dropped = 0;
-  const sender = new EventSender(fake.rest, {
+  const sender = new EventSender(fake, {
     component: "c",
     host: "h",
     logger: quiet,
@@ -161,10 +155,10 @@ Deno.test("record() never blocks: a full buffer drops the event and counts it", 
 });
 
 Deno.test("the memory of written Events is bounded: past it the oldest is forgotten", async () => {
-  const fake = recordingRest();
+  const fake = heldRest();
   const sizes: number[] = [];
   let evicted = 0;
-  const sender = new EventSender(fake.rest, {
+  const sender = new EventSender(fake, {
     component: "c",
     host: "h",
     logger: quiet,
@@ -189,10 +183,10 @@ Deno.test("the memory of written Events is bounded: past it the oldest is forgot
 });
 
 Deno.test("written Events past the 10-minute merge window are forgotten; newer ones are kept", async () => {
-  const fake = recordingRest();
+  const fake = heldRest();
   const sizes: number[] = [];
   let clock = Date.parse("2026-01-01T00:00:00Z");
-  const sender = new EventSender(fake.rest, {
+  const sender = new EventSender(fake, {
     component: "c",
     host: "h",
     logger: quiet,
@@ -217,8 +211,8 @@ Deno.test("written Events past the 10-minute merge window are forgotten; newer o
 });
 
 Deno.test("an Event message is cut to 1024 bytes, on a character boundary, and says so", async () => {
-  const fake = recordingRest();
-  const sender = new EventSender(fake.rest, { component: "c", host: "h", logger: quiet });
+  const fake = heldRest();
+  const sender = new EventSender(fake, { component: "c", host: "h", logger: quiet });
   const stop = new AbortController();
   const run = sender.run(stop.signal);
   const claimName = "é".repeat(600); // 1200 bytes
@@ -236,18 +230,15 @@ Deno.test("EventSender writes up to four Events at once, and a repeat waits for 
   let inFlight = 0;
   let most = 0;
   const methods: string[] = [];
-  const rest: KubeRest = {
-    request: async <T>(request: KubeRequest) => {
+  const rest = recordingRest([], {
+    otherwise: async (request) => {
       inFlight++;
       most = Math.max(most, inFlight);
       await new Promise((resolve) => setTimeout(resolve, 10));
       methods.push(request.method);
       inFlight--;
-      return undefined as T;
     },
-    stream: () => Promise.resolve("end" as const),
-    close: () => {},
-  };
+  });
   const sender = new EventSender(rest, { component: "c", host: "h", logger: quiet });
   const stop = new AbortController();
   const run = sender.run(stop.signal);
@@ -263,21 +254,6 @@ Deno.test("EventSender writes up to four Events at once, and a repeat waits for 
   );
 });
 
-/** A REST client that answers each request with the next of `answers` (an Error is thrown), then succeeds. */
-function scriptedRest(answers: (Error | undefined)[]) {
-  const requests: KubeRequest[] = [];
-  const rest: KubeRest = {
-    request: <T>(request: KubeRequest) => {
-      requests.push(request);
-      const answer = answers.shift();
-      return answer === undefined ? Promise.resolve(undefined as T) : Promise.reject(answer);
-    },
-    stream: () => Promise.resolve("end" as const),
-    close: () => {},
-  };
-  return { rest, requests };
-}
-
 /** A sender whose tries of a write that got no answer are 1 ms apart. */
 function retryingSender(rest: KubeRest, logger = quiet): EventSender {
   return new EventSender(rest, { component: "c", host: "h", logger, retrySleepMs: 1 });
@@ -288,8 +264,8 @@ const nameOf = (request: KubeRequest) =>
 
 Deno.test("a write that got no answer is tried again with the same name, as client-go's recordToSink", async () => {
   const noAnswer = () => new TypeError("fetch failed: connection refused");
-  const fake = scriptedRest([noAnswer(), noAnswer()]);
-  const sender = retryingSender(fake.rest);
+  const fake = recordingRest([noAnswer(), noAnswer()]);
+  const sender = retryingSender(fake);
   const stop = new AbortController();
   const run = sender.run(stop.signal);
   sender.record(failed);
@@ -301,8 +277,8 @@ Deno.test("a write that got no answer is tried again with the same name, as clie
 });
 
 Deno.test("a write the API server refused is not tried again; a 409 for a retried create counts as written", async () => {
-  const refused = scriptedRest([new KubeApiError(422, "Invalid", "bad event")]);
-  const first = retryingSender(refused.rest);
+  const refused = recordingRest([new KubeApiError(422, "Invalid", "bad event")]);
+  const first = retryingSender(refused);
   const stop = new AbortController();
   const run = first.run(stop.signal);
   first.record(failed);
@@ -310,11 +286,11 @@ Deno.test("a write the API server refused is not tried again; a 409 for a retrie
   await new Promise((resolve) => setTimeout(resolve, 20));
   strictEqual(refused.requests.length, 1);
 
-  const landed = scriptedRest([
+  const landed = recordingRest([
     new TypeError("socket hang up"),
     new KubeApiError(409, "AlreadyExists", ""),
   ]);
-  const second = retryingSender(landed.rest);
+  const second = retryingSender(landed);
   const again = new AbortController();
   const running = second.run(again.signal);
   second.record(failed);
@@ -329,8 +305,8 @@ Deno.test("a write the API server refused is not tried again; a 409 for a retrie
 });
 
 Deno.test("an Event waiting between tries when the agent stops is written by the flush, under the same name", async () => {
-  const fake = scriptedRest([new TypeError("fetch failed: connection refused")]);
-  const sender = new EventSender(fake.rest, {
+  const fake = recordingRest([new TypeError("fetch failed: connection refused")]);
+  const sender = new EventSender(fake, {
     component: "c",
     host: "h",
     logger: quiet,
@@ -348,13 +324,9 @@ Deno.test("an Event waiting between tries when the agent stops is written by the
 });
 
 Deno.test(`a write that never gets an answer is given up after ${MAX_TRIES_PER_EVENT} tries`, async () => {
-  const fake = scriptedRest(Array.from({ length: 20 }, () => new TypeError("fetch failed")));
-  const lines: string[] = [];
-  const logger = createLogger({
-    verbosity: 0,
-    sink: { write: (line: string) => lines.push(line) },
-  });
-  const sender = retryingSender(fake.rest, logger);
+  const fake = recordingRest(Array.from({ length: 20 }, () => new TypeError("fetch failed")));
+  const { logger, lines } = capturing(0);
+  const sender = retryingSender(fake, logger);
   const stop = new AbortController();
   const run = sender.run(stop.signal);
   sender.record(failed);

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
+import { capturing } from "../../tests/fakes/logger.ts";
 import { KubeApiError } from "./rest.ts";
 import {
   changeSnapshotFinalizer,
@@ -122,11 +122,7 @@ Deno.test("changeSnapshotFinalizer(): nothing to do, gone and forbidden are valu
 });
 
 Deno.test("SnapshotDiscovery asks while not served, logs once each way, and keeps a yes", async () => {
-  const lines: string[] = [];
-  const logger = createLogger({
-    verbosity: 2,
-    sink: { write: (line: string) => lines.push(line) },
-  });
+  const { logger, lines } = capturing(2);
   const answers = [false, false, true];
   let asked = 0;
   const discovery = new SnapshotDiscovery(() => {
@@ -143,11 +139,7 @@ Deno.test("SnapshotDiscovery asks while not served, logs once each way, and keep
 });
 
 Deno.test("SnapshotDiscovery logs a missing API once when restores ask at the same moment", async () => {
-  const lines: string[] = [];
-  const logger = createLogger({
-    verbosity: 2,
-    sink: { write: (line: string) => lines.push(line) },
-  });
+  const { logger, lines } = capturing(2);
   const discovery = new SnapshotDiscovery(() => Promise.resolve(false), { logger });
   deepStrictEqual(await Promise.all([discovery.served(), discovery.served()]), [false, false]);
   strictEqual(lines.filter((line) => line.includes("is not served")).length, 1);

@@ -1,5 +1,5 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
+import { capturing } from "../../tests/fakes/logger.ts";
 import { NoAnswerError, RequestTimeoutError } from "./rest_fetch.ts";
 import { KubeApiError } from "./rest_types.ts";
 import { classifyFailure, startupRetry, WARMING_UP_RETRIES } from "./startup_retry.ts";
@@ -31,13 +31,6 @@ Deno.test("classifyFailure(): no answer, timeouts, 5xx and 429 are away; other a
   );
 });
 
-/** A logger whose lines the test reads. */
-function recordingLogger(): { logger: ReturnType<typeof createLogger>; lines: string[] } {
-  const lines: string[] = [];
-  const logger = createLogger({ verbosity: 2, sink: { write: (line) => lines.push(line) } });
-  return { logger, lines };
-}
-
 /** Fails with each error in turn, then answers "done". */
 function failing(errors: Error[]): { call: () => Promise<string>; calls: () => number } {
   let calls = 0;
@@ -51,7 +44,7 @@ function failing(errors: Error[]): { call: () => Promise<string>; calls: () => n
 }
 
 Deno.test("startupRetry(): retries while away, one log line per try with its delay, and says what it waits for", async () => {
-  const { logger, lines } = recordingLogger();
+  const { logger, lines } = capturing(2);
   const waits: (string | undefined)[] = [];
   const retry = startupRetry({
     signal: new AbortController().signal,
@@ -77,7 +70,7 @@ Deno.test("startupRetry(): retries while away, one log line per try with its del
 Deno.test("startupRetry(): a definitive answer is thrown at once; a 403 only after being away is the server warming up, a few times", async () => {
   const retry = startupRetry({
     signal: new AbortController().signal,
-    logger: recordingLogger().logger,
+    logger: capturing(2).logger,
     backoff: { baseMs: 1, maxMs: 1 },
   });
   const forbidden = failing([status(403)]);
@@ -97,7 +90,7 @@ Deno.test("startupRetry(): shutdown ends the wait with the last error", async ()
   const stop = new AbortController();
   const retry = startupRetry({
     signal: stop.signal,
-    logger: recordingLogger().logger,
+    logger: capturing(2).logger,
     backoff: { baseMs: 60_000, maxMs: 60_000 },
   });
   const waiting = retry("a read", () => Promise.reject(noAnswer()));

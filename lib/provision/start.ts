@@ -35,15 +35,14 @@ import { WorkQueue } from "../queue/work_queue.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { claimStorageClassName } from "./request/claim_class.ts";
 import type { ProvisionControllerOptions } from "./context.ts";
-import { ProvisionController } from "./controller.ts";
 import { intentKey } from "./intent/intent.ts";
 import { createProvisionMetrics } from "./metrics.ts";
 import { provisionControllerOptions, provisionerIdentity, raceOptions } from "./options.ts";
-import { PvSaver } from "./pv/saver.ts";
 import { OwnershipRace } from "./race/ownership_race.ts";
 import type { GetCapacityCsi } from "./race/get_capacity.ts";
 import { createRaceMetrics } from "./race/metrics.ts";
 import type { PublishedCapacities, RaceApi } from "./race/ports.ts";
+import { wireProvisioning } from "./wiring.ts";
 
 /** What provisioning is built from. */
 interface ProvisioningParts {
@@ -92,16 +91,6 @@ export async function startProvisioning(
     rateLimiter: defaultControllerRateLimiter(),
     metrics: parts.queues.forQueue("unsavedpvs"),
   });
-  const saver = new PvSaver({
-    api: parts.api,
-    csi: parts.csi,
-    journal: parts.journal,
-    events: parts.events,
-    logger: logger.child({ component: "pv-saver" }),
-    queue: saveQueue,
-    retryClaim: (key) => queue.add(key),
-    segment: driver.segment,
-  });
   const identity = provisionerIdentity(driver.name, {
     nodeName: config.nodeName,
     now: Date.now(),
@@ -113,17 +102,18 @@ export async function startProvisioning(
   const race = config.nodeDeploymentImmediateBinding
     ? startRace(parts, { queue, options, life })
     : undefined;
-  const controller = new ProvisionController({
+  const { controller, saver } = wireProvisioning({
     caches: { claims, classes, volumes: parts.volumes },
     api: parts.api,
     sources: parts.sources,
     csi: parts.csi,
     events: parts.events,
     metrics: createProvisionMetrics(parts.registry, parts.bounds),
-    saver,
     journal: parts.journal,
-    logger: logger.child({ component: "provision" }),
+    logger,
     ...(race === undefined ? {} : { race }),
+    saveQueue,
+    retryClaim: (key) => queue.add(key),
   }, options);
   claims.onChange((change) => {
     race?.observe(change);

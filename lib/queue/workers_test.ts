@@ -1,10 +1,10 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
+import { capturing } from "../../tests/fakes/logger.ts";
 import { FakeClock } from "../../tests/fakes/clock.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate_limiters.ts";
 import { eventually, flush, gate, peek, PENDING } from "../../tests/fakes/async.ts";
 import { WorkQueue } from "./work_queue.ts";
-import { type HandleOutcome, runWorkers, type WorkerLogger } from "./workers.ts";
+import { type HandleOutcome, runWorkers } from "./workers.ts";
 
 function fakeQueue(): { queue: WorkQueue; clock: FakeClock } {
   const clock = new FakeClock();
@@ -81,11 +81,7 @@ Deno.test("a key re-added while its handler runs is handled again afterwards, no
 Deno.test("a throwing handler is logged and retried with backoff, and success forgets it", async () => {
   const { queue, clock } = fakeQueue();
   const controller = new AbortController();
-  const lines: string[] = [];
-  const logger: WorkerLogger = createLogger({
-    verbosity: 5,
-    sink: { write: (l) => lines.push(l) },
-  });
+  const { logger, lines } = capturing(5);
   const { handle, calls } = scripted(["throw", "throw", { kind: "done" }]);
   queue.add("pvc-1");
   const pool = runWorkers(queue, { workers: 1, handle, signal: controller.signal, logger });

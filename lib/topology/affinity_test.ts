@@ -7,8 +7,7 @@ import {
   volumeIsAccessible,
   volumeNodeAffinity,
 } from "./affinity.ts";
-
-const KEY = "topology.hostpath.csi/node";
+import { TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
 
 function affinity(...terms: NodeSelectorTerm[]): VolumeNodeAffinity {
   return { required: { nodeSelectorTerms: terms } };

@@ -7,8 +7,8 @@ import {
   isSubset,
   termOf,
 } from "./requirements.ts";
+import { TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
 
-const KEY = "topology.hostpath.csi/node";
 const SEGMENT = { [KEY]: "node-a" };
 
 function allowed(...values: string[][]): TopologySelectorTerm[] {

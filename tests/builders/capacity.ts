@@ -1,30 +1,8 @@
-/** Builders of the objects the capacity tests use, with one node's defaults. */
-import type { StorageClass } from "../../lib/model/objects.ts";
+/** Builders of the CSIStorageCapacity objects the capacity tests use, of this node. */
 import type { StorageCapacity } from "../../lib/model/storage_capacity.ts";
-import { nodeLabels } from "../../lib/model/labels.ts";
+import { LABELS, SEGMENT } from "./provision.ts";
 
-export const DRIVER = "test.csi.k8s.io";
-export const NODE = "node-a";
 export const NAMESPACE = "csi-provisioner";
-export const TOPOLOGY_KEY = "topology.test.csi.k8s.io/node";
-export const SEGMENT: Record<string, string> = { [TOPOLOGY_KEY]: NODE };
-export const LABELS: Record<string, string> = nodeLabels(DRIVER, NODE);
-
-/** A WaitForFirstConsumer class of the driver; an override of `undefined` removes the field. */
-export function storageClass(
-  name: string,
-  overrides: { [K in keyof StorageClass]?: StorageClass[K] | undefined } = {},
-): StorageClass {
-  const built: Record<string, unknown> = {
-    metadata: { name, uid: `uid-${name}`, resourceVersion: "1" },
-    provisioner: DRIVER,
-    parameters: { kind: "fast" },
-    volumeBindingMode: "WaitForFirstConsumer",
-    ...overrides,
-  };
-  for (const key of Object.keys(built)) if (built[key] === undefined) delete built[key];
-  return built as unknown as StorageClass;
-}
 
 /** An object of this node for the class, as the informer caches it. */
 export function capacityObject(

@@ -17,6 +17,10 @@ import type { ProvisionOptions } from "../../lib/provision/request/request.ts";
 export const DRIVER = "hostpath.csi.k8s.io";
 export const NODE = "node-a";
 export const TOPOLOGY_KEY = "topology.hostpath.csi/node";
+/** This node's topology segment, as the driver reports it. */
+export const SEGMENT: Record<string, string> = { [TOPOLOGY_KEY]: NODE };
+/** The labels this node's agent selects its own objects by. */
+export const LABELS: Record<string, string> = nodeLabels(DRIVER, NODE);
 export const CLAIM_UID = "0f8b4c2e-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
 
 /** The PV's secret references of a class that names no secret. */
@@ -70,6 +74,23 @@ export function storageClass(overrides: Partial<StorageClass> = {}): StorageClas
   };
 }
 
+/**
+ * The class `name` of our driver, with a parameter for GetCapacity; an
+ * override of `undefined` removes the field.
+ */
+export function namedClass(
+  name: string,
+  overrides: { [K in keyof StorageClass]?: StorageClass[K] | undefined } = {},
+): StorageClass {
+  const built: Record<string, unknown> = {
+    ...storageClass({ metadata: { name, uid: `uid-${name}`, resourceVersion: "1" } }),
+    parameters: { kind: "fast" },
+    ...overrides,
+  };
+  for (const key of Object.keys(built)) if (built[key] === undefined) delete built[key];
+  return built as unknown as StorageClass;
+}
+
 /** A VolumeAttributesClass for our driver. */
 export function volumeAttributesClass(
   overrides: Partial<VolumeAttributesClass> = {},
@@ -93,7 +114,7 @@ export function provisionOptions(overrides: Partial<ProvisionOptions> = {}): Pro
     defaultFstype: "",
     strictTopology: false,
     topologySupported: true,
-    segment: { [TOPOLOGY_KEY]: NODE },
+    segment: { ...SEGMENT },
     capabilities: { controllerService: true, controller: ["CREATE_DELETE_VOLUME"] },
     volumeAttributesClassEnabled: true,
     crossNamespaceVolumeDataSource: false,
@@ -111,7 +132,7 @@ export function persistentVolumeOptions(
     identity: "123-4-driver-node-a",
     controllerPublishReadonly: false,
     topologySupported: true,
-    node: { name: NODE, segment: { [TOPOLOGY_KEY]: NODE }, labels: nodeLabels(DRIVER, NODE) },
+    node: { name: NODE, segment: { ...SEGMENT }, labels: { ...LABELS } },
     ...overrides,
   };
 }

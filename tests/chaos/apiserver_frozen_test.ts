@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
-import { createNamespace } from "../cluster/workloads.ts";
+import { boundIn, createNamespace } from "../cluster/workloads.ts";
 import { startOurAgents } from "../integration/support.ts";
 import {
   assertAgentsRunning,
@@ -22,7 +22,6 @@ import {
   sampleProbes,
   seconds,
 } from "./control_plane.ts";
-import { boundIn } from "./support.ts";
 
 const NAMESPACE = "apiserver-frozen";
 const CLAIMS = 40;
@@ -36,7 +35,7 @@ Deno.test("kube-apiserver frozen for 20 s mid-burst: agents stay alive and live,
     const names = claimNames("burst", CLAIMS);
     const [first, second] = [names.slice(0, CLAIMS / 2), names.slice(CLAIMS / 2)];
     await createClaims(cluster, { namespace: NAMESPACE, names: first });
-    const boundAtFreeze = await boundIn(cluster, NAMESPACE);
+    const boundAtFreeze = await boundIn(cluster.admin, NAMESPACE);
 
     cluster.apiserver.freeze();
     const frozenAt = performance.now();

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
-import { createNamespace } from "../cluster/workloads.ts";
+import { boundIn, createNamespace } from "../cluster/workloads.ts";
 import { startOurAgents } from "../integration/support.ts";
 import {
   assertAgentsRunning,
@@ -28,7 +28,6 @@ import {
   sampleProbes,
   seconds,
 } from "./control_plane.ts";
-import { boundIn } from "./support.ts";
 
 const NAMESPACE = "apiserver-stopped";
 const CLAIMS = 40;
@@ -45,7 +44,7 @@ Deno.test("kube-apiserver stopped mid-burst and started again: agents stay alive
     const names = claimNames("burst", CLAIMS);
     const [first, second] = [names.slice(0, CLAIMS / 2), names.slice(CLAIMS / 2)];
     await createClaims(cluster, { namespace: NAMESPACE, names: first });
-    const boundAtStop = await boundIn(cluster, NAMESPACE);
+    const boundAtStop = await boundIn(cluster.admin, NAMESPACE);
     const restartsBefore = await informerRestarts(urls.values());
 
     await cluster.apiserver.stop();

@@ -16,15 +16,16 @@
 import assert from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
-import { createNamespace } from "../cluster/workloads.ts";
+import { createNamespace, waitClaimsBound } from "../cluster/workloads.ts";
 import { agentEvents, startOurAgents, waitForClaimEvent } from "../integration/support.ts";
 import {
   assertAgentsRunning,
+  assertOnePvEach,
+  BOUND_AFTER_RETURN_MS,
   claimNames,
   createClaims,
   report,
   seconds,
-  waitAllBound,
   waitAllProvisioned,
 } from "./control_plane.ts";
 import { getAs, NAME, occupySeat, throttleAgent } from "./throttle.ts";
@@ -68,7 +69,11 @@ Deno.test("kube-apiserver refuses the agent's concurrent requests with 429 durin
     const provisionedMs = performance.now() - throttledAt;
     assert.ok(rejected > 0, "kube-apiserver rejected none of the agent's requests");
 
-    await waitAllBound(cluster, { namespace: NAMESPACE, names });
+    await waitClaimsBound(cluster.admin, NAMESPACE, {
+      count: names.length,
+      timeoutMs: BOUND_AFTER_RETURN_MS,
+    });
+    await assertOnePvEach(cluster, NAMESPACE, names);
     assertAgentsRunning(cluster);
     for (const name of names) {
       // Events are written after the PV, through the same refusals: they may come later.

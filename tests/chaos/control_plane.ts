@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import type { Cluster } from "../cluster/cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
+import { waitClaimsBound } from "../cluster/workloads.ts";
 import { scrape, selectedClaim } from "../integration/support.ts";
-import { boundIn } from "./support.ts";
 
 /** Every claim must have its PV this soon after the control plane is back. */
 export const BOUND_AFTER_RETURN_MS = 60_000;
@@ -84,25 +84,14 @@ export async function waitAllProvisioned(
   return performance.now() - started;
 }
 
-/**
- * Waits until every named claim is Bound, then checks each has exactly one
- * PV (none lost, none made twice). Resolves to the milliseconds it waited.
- */
-export async function waitAllBound(
+/** Fails unless each named claim has exactly one PV (none lost, none made twice). */
+export async function assertOnePvEach(
   cluster: Cluster,
-  options: { namespace: string; names: readonly string[]; timeoutMs?: number },
-): Promise<number> {
-  const started = performance.now();
-  const { namespace, names } = options;
-  await waitFor(async () => (await boundIn(cluster, namespace)) === names.length, {
-    description: `all ${names.length} claims of ${namespace} Bound`,
-    timeoutMs: options.timeoutMs ?? BOUND_AFTER_RETURN_MS,
-    intervalMs: 250,
-  });
-  const waited = performance.now() - started;
+  namespace: string,
+  names: readonly string[],
+): Promise<void> {
   const perClaim = await volumesPerClaim(cluster, namespace);
   for (const name of names) assert.equal(perClaim.get(name), 1, `PVs of claim ${name}`);
-  return waited;
 }
 
 /**
@@ -130,11 +119,11 @@ export async function finishBurst(
     timeoutMs: BOUND_AFTER_RETURN_MS - since(),
   });
   const provisionedMs = since();
-  await waitAllBound(cluster, {
-    namespace,
-    names: options.all,
+  await waitClaimsBound(cluster.admin, namespace, {
+    count: options.all.length,
     timeoutMs: BOUND_AFTER_RETURN_MS + CONTROLLER_MANAGER_BACKOFF_MS - since(),
   });
+  await assertOnePvEach(cluster, namespace, options.all);
   return { provisionedMs, boundMs: since() };
 }
 

@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import { type AuditEvent, readAuditEvents } from "../cluster/audit.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
-import { createNamespace } from "../cluster/workloads.ts";
+import { claimsIn, createNamespace, waitClaimsBound } from "../cluster/workloads.ts";
 import { VOLUME_IDS, type VolumeIds } from "../csi_driver/config.ts";
 import type { FaultSpec, LostAnswer } from "../csi_driver/types.ts";
 import {
@@ -23,13 +23,11 @@ import {
   callCounts,
   ChaosAgent,
   chaosSeed,
-  claimsIn,
   createBurst,
   ledger,
   report,
   seededRandom,
   startChaosCluster,
-  waitBound,
 } from "./support.ts";
 
 const CLAIMS = 50;
@@ -74,8 +72,10 @@ async function deleteBurst(
     nodes: [node.name],
     storageClass: cluster.storageClassName("fast"),
   });
-  await waitBound(cluster, namespace, { count: CLAIMS, timeoutMs: 120_000 });
-  const pvNames = new Set((await claimsIn(cluster, namespace)).map((c) => c.spec!.volumeName!));
+  await waitClaimsBound(cluster.admin, namespace, { count: CLAIMS, timeoutMs: 120_000 });
+  const pvNames = new Set(
+    (await claimsIn(cluster.admin, namespace)).map((c) => c.spec!.volumeName!),
+  );
   const handles = new Set(
     (await cluster.admin.core.listPersistentVolume()).items
       .filter((pv) => pvNames.has(pv.metadata!.name!)).map((pv) => pv.spec!.csi!.volumeHandle),

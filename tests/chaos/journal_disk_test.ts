@@ -19,15 +19,13 @@
 import assert from "node:assert/strict";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
-import { createNamespace } from "../cluster/workloads.ts";
+import { boundIn, claimsIn, createNamespace, waitClaimsBound } from "../cluster/workloads.ts";
 import { allowedNames, createVolumeNames, JournalDisk } from "./journal_disk.ts";
 import {
   assertClean,
   between,
-  boundIn,
   ChaosAgent,
   chaosSeed,
-  claimsIn,
   createBurst,
   deleteClaim,
   type Ledger,
@@ -35,7 +33,6 @@ import {
   seededRandom,
   settledLedger,
   startChaosAgents,
-  waitBound,
 } from "./support.ts";
 
 const CLAIMS = 12;
@@ -70,7 +67,9 @@ async function waitForWarning(
 }
 
 async function pendingNames(cluster: RunningCluster, namespace: string): Promise<string[]> {
-  return (await claimsIn(cluster, namespace)).filter((claim) => claim.status?.phase !== "Bound")
+  return (await claimsIn(cluster.admin, namespace)).filter((claim) =>
+    claim.status?.phase !== "Bound"
+  )
     .map((claim) => claim.metadata?.name ?? "");
 }
 
@@ -132,12 +131,12 @@ Deno.test("chaos: the journal's disk full mid-burst, then read-only, with kills"
         await createNamespace(cluster.admin, namespace);
         await node.control.setFault({ method: "CreateVolume", latencyMs: 500, latencyMaxMs: 1000 });
         await createBurst(cluster, { namespace, count: CLAIMS, nodes: ["node-a"], storageClass });
-        await waitBound(cluster, namespace, { count: 3, timeoutMs: 60_000 });
+        await waitClaimsBound(cluster.admin, namespace, { count: 3, timeoutMs: 60_000 });
         const before = await createVolumeNames(node);
         disk.fill();
         const full = new AbortController();
         const keepingFull = disk.keepFull(full.signal);
-        const boundAtFill = await boundIn(cluster, namespace);
+        const boundAtFill = await boundIn(cluster.admin, namespace);
         const body = await waitNotReady(url, "ENOSPC");
         assert.ok(body.includes(`journal: cannot write the intent journal ${disk.journal}`), body);
         const pending = await pendingNames(cluster, namespace);
@@ -160,7 +159,10 @@ Deno.test("chaos: the journal's disk full mid-burst, then read-only, with kills"
         disk.free();
         await node.control.clearFaults();
         expectBound += CLAIMS - deleted.length;
-        await waitBound(cluster, namespace, { count: CLAIMS - deleted.length, timeoutMs: 120_000 });
+        await waitClaimsBound(cluster.admin, namespace, {
+          count: CLAIMS - deleted.length,
+          timeoutMs: 120_000,
+        });
         const counted = await settledLedger(cluster, namespaces);
         report(
           "journal-disk full",
@@ -188,7 +190,7 @@ Deno.test("chaos: the journal's disk full mid-burst, then read-only, with kills"
         namespaces.push(namespace);
         await createNamespace(cluster.admin, namespace);
         await createBurst(cluster, { namespace, count: 4, nodes: ["node-a"], storageClass });
-        await waitBound(cluster, namespace, { count: 4, timeoutMs: 60_000 });
+        await waitClaimsBound(cluster.admin, namespace, { count: 4, timeoutMs: 60_000 });
         const before = await createVolumeNames(node);
         // Remounted while the agent is down: a read-only remount is refused while a process
         // holds a file open for writing, as the agent holds its journal.
@@ -222,10 +224,14 @@ Deno.test("chaos: the journal's disk full mid-burst, then read-only, with kills"
         const calls = await createVolumeNames(node);
         const allowed = allowedNames(disk, before);
         const sentWithoutIntent = calls.filter((name) => !allowed.has(name));
-        assert.equal(await boundIn(cluster, namespace), 1, "no new claim Bound while read-only");
+        assert.equal(
+          await boundIn(cluster.admin, namespace),
+          1,
+          "no new claim Bound while read-only",
+        );
         await disk.readOnly(false);
         expectBound += 5;
-        await waitBound(cluster, namespace, { count: 5, timeoutMs: 60_000 });
+        await waitClaimsBound(cluster.admin, namespace, { count: 5, timeoutMs: 60_000 });
         const counted = await settledLedger(cluster, namespaces);
         reportReadOnly(
           "journal-disk read-only",
@@ -256,7 +262,7 @@ Deno.test("chaos: the journal's disk turns read-only under the running agent (ex
   try {
     await createNamespace(cluster.admin, namespace);
     await createBurst(cluster, { namespace, count: 4, nodes: ["node-a"], storageClass });
-    await waitBound(cluster, namespace, { count: 4, timeoutMs: 60_000 });
+    await waitClaimsBound(cluster.admin, namespace, { count: 4, timeoutMs: 60_000 });
     const before = await createVolumeNames(node);
     await disk.emergencyReadOnly();
     await createBurst(cluster, {
@@ -279,11 +285,11 @@ Deno.test("chaos: the journal's disk turns read-only under the running agent (ex
     const calls = await createVolumeNames(node);
     const allowed = allowedNames(disk, before);
     const sentWithoutIntent = calls.filter((name) => !allowed.has(name));
-    const boundWhileRo = await boundIn(cluster, namespace);
+    const boundWhileRo = await boundIn(cluster.admin, namespace);
     const exitsWhileRo = agent.selfExits;
     // The way back from an emergency read-only: stop, check the file system, mount it again.
     await agent.kill(() => disk.repair());
-    await waitBound(cluster, namespace, { count: 7, timeoutMs: 60_000 });
+    await waitClaimsBound(cluster.admin, namespace, { count: 7, timeoutMs: 60_000 });
     const counted = await settledLedger(cluster, [namespace]);
     reportReadOnly(
       "journal-disk emergency read-only",

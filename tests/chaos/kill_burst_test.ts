@@ -13,13 +13,12 @@
 import assert from "node:assert/strict";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay } from "../cluster/wait.ts";
-import { createNamespace } from "../cluster/workloads.ts";
+import { boundIn, createNamespace, waitClaimsBound } from "../cluster/workloads.ts";
 import { VOLUME_IDS, type VolumeIds } from "../csi_driver/config.ts";
 import type { LostAnswer } from "../csi_driver/types.ts";
 import {
   assertClean,
   between,
-  boundIn,
   callCounts,
   ChaosAgent,
   chaosSeed,
@@ -28,7 +27,6 @@ import {
   seededRandom,
   settledLedger,
   startChaosCluster,
-  waitBound,
 } from "./support.ts";
 
 const CLAIMS = 100;
@@ -57,14 +55,14 @@ async function killDuringBurst(
   const boundAtKills: number[] = [];
   for (let kill = 0; kill < KILLS; kill++) {
     await delay(between(random, 800, 2000));
-    const bound = await boundIn(cluster, namespace);
+    const bound = await boundIn(cluster.admin, namespace);
     if (bound === CLAIMS) break;
     boundAtKills.push(bound);
     await options.beforeKill?.(kill);
     await agent.kill();
   }
   assert.equal(boundAtKills.length, KILLS, `${KILLS} kills before the burst was over`);
-  await waitBound(cluster, namespace, { count: CLAIMS, timeoutMs: 240_000 });
+  await waitClaimsBound(cluster.admin, namespace, { count: CLAIMS, timeoutMs: 240_000 });
   return {
     kills: boundAtKills.length,
     boundAtKills,

@@ -30,9 +30,9 @@ import {
   settledLedger,
   volumeNames,
 } from "./support.ts";
+import { PV_PROTECTION_FINALIZER } from "../../lib/model/keys.ts";
 
 const NAMESPACE = "released-retained";
-const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";
 /** The agent's PV watches: this node's labelled PVs and the unlabelled ones. */
 const PV_WATCHES = 2;
 const SKIPPED = '"Volume no longer needs deletion, skipping"';
@@ -96,7 +96,7 @@ Deno.test("a Released PV switched to Retain while the agent's PV watches are sta
     stall.release();
     const pv = await waitFor(async () => {
       const read = await cluster.admin.core.readPersistentVolume({ name: pvName });
-      return (read.metadata?.finalizers ?? []).includes(FINALIZER) ? undefined : read;
+      return (read.metadata?.finalizers ?? []).includes(PV_PROTECTION_FINALIZER) ? undefined : read;
     }, { description: "the agent caught up and dropped its finalizer", timeoutMs: 60_000 });
     assert.equal(pv.spec?.persistentVolumeReclaimPolicy, "Retain");
     assert.equal(pv.status?.phase, "Released");

@@ -14,7 +14,7 @@ import type { AgentHandle } from "../cluster/agents.ts";
 import { startCluster } from "../cluster/cluster.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
-import { createNamespace } from "../cluster/workloads.ts";
+import { createNamespace, waitClaimsBound } from "../cluster/workloads.ts";
 import { startOurAgents } from "../integration/support.ts";
 import {
   assertClean,
@@ -26,7 +26,6 @@ import {
   report,
   seededRandom,
   settledLedger,
-  waitBound,
 } from "./support.ts";
 
 const CLAIMS = 40;
@@ -124,7 +123,7 @@ Deno.test("chaos: two agents sharing one journal on one node, SIGKILLed at rando
       await agent.restart();
     }
     await node.control.clearFaults();
-    await waitBound(cluster, namespace, { count: CLAIMS, timeoutMs: 240_000 });
+    await waitClaimsBound(cluster.admin, namespace, { count: CLAIMS, timeoutMs: 240_000 });
     const counted = await settledLedger(cluster, [namespace]);
     stop.abort();
     const writers = await watching;

@@ -7,11 +7,12 @@
  * lost volumes), and the one line each scenario prints.
  */
 import assert from "node:assert/strict";
-import type { V1PersistentVolume, V1PersistentVolumeClaim } from "@kubernetes/client-node";
+import type { V1PersistentVolume } from "@kubernetes/client-node";
 import { startCluster } from "../cluster/cluster.ts";
 import type { ClusterNode } from "../cluster/cluster_node.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
+import { claimsIn } from "../cluster/workloads.ts";
 import { selectedClaim, startOurAgents } from "../integration/support.ts";
 import type { VolumeIds } from "../csi_driver/config.ts";
 
@@ -168,33 +169,6 @@ export async function volumeNames(node: ClusterNode): Promise<Set<string>> {
   return new Set((await node.volumes()).map((volume) => volume.name));
 }
 
-/** The claims of a namespace. */
-export async function claimsIn(
-  cluster: RunningCluster,
-  namespace: string,
-): Promise<V1PersistentVolumeClaim[]> {
-  return (await cluster.admin.core.listNamespacedPersistentVolumeClaim({ namespace })).items;
-}
-
-/** How many claims of the namespace are Bound. */
-export async function boundIn(cluster: RunningCluster, namespace: string): Promise<number> {
-  return (await claimsIn(cluster, namespace)).filter((claim) => claim.status?.phase === "Bound")
-    .length;
-}
-
-/** Waits until `count` claims of the namespace are Bound. */
-export async function waitBound(
-  cluster: RunningCluster,
-  namespace: string,
-  options: { count: number; timeoutMs: number },
-): Promise<void> {
-  await waitFor(async () => (await boundIn(cluster, namespace)) >= options.count, {
-    description: `${options.count} claims of ${namespace} Bound`,
-    timeoutMs: options.timeoutMs,
-    intervalMs: 250,
-  });
-}
-
 /** What a user would count, over the driver's PVs and every node's driver. */
 export interface Ledger {
   claims: number;
@@ -220,7 +194,7 @@ export async function ledger(
   cluster: RunningCluster,
   namespaces: string[],
 ): Promise<Ledger> {
-  const claims = (await Promise.all(namespaces.map((ns) => claimsIn(cluster, ns)))).flat();
+  const claims = (await Promise.all(namespaces.map((ns) => claimsIn(cluster.admin, ns)))).flat();
   const pvs = (await cluster.admin.core.listPersistentVolume()).items
     .filter((pv) => pv.spec?.csi?.driver === cluster.driverName);
   const nodeNames = cluster.nodes.map((node) => node.name);

@@ -13,11 +13,13 @@ import assert from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
 import { isWatch } from "../cluster/stall_proxy.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
-import { createNamespace } from "../cluster/workloads.ts";
+import { createNamespace, waitClaimsBound } from "../cluster/workloads.ts";
 import { startOurAgents } from "../integration/support.ts";
 import { MIN_HEALTHY_STREAM_MS } from "../../lib/kube/informer_health.ts";
 import {
   assertAgentsRunning,
+  assertOnePvEach,
+  BOUND_AFTER_RETURN_MS,
   claimNames,
   compactEtcd,
   createClaims,
@@ -27,7 +29,6 @@ import {
   probe,
   report,
   seconds,
-  waitAllBound,
 } from "./control_plane.ts";
 
 const NAMESPACE = "watch-gone";
@@ -47,7 +48,11 @@ Deno.test("410 Gone on every watch after etcd compaction, three times: no stall,
       await createClaims(cluster, { namespace: NAMESPACE, names: before });
       names.push(...before);
       // Once everything is Bound, nothing the agents watch changes until the cut.
-      await waitAllBound(cluster, { namespace: NAMESPACE, names });
+      await waitClaimsBound(cluster.admin, NAMESPACE, {
+        count: names.length,
+        timeoutMs: BOUND_AFTER_RETURN_MS,
+      });
+      await assertOnePvEach(cluster, NAMESPACE, names);
       const watching = await waitFor(async () => {
         const counts = await informersUp(urls.values());
         return counts.up === counts.all && counts.all > 0 && counts;
@@ -86,7 +91,11 @@ Deno.test("410 Gone on every watch after etcd compaction, three times: no stall,
         watchingAgainAfterS: seconds(performance.now() - cutAt),
       });
     }
-    const waitedMs = await waitAllBound(cluster, { namespace: NAMESPACE, names });
+    const waitedMs = await waitClaimsBound(cluster.admin, NAMESPACE, {
+      count: names.length,
+      timeoutMs: BOUND_AFTER_RETURN_MS,
+    });
+    await assertOnePvEach(cluster, NAMESPACE, names);
     for (const url of urls.values()) {
       await waitFor(async () => (await probe(url, "/readyz")).status === 200, {
         description: `${url}/readyz`,

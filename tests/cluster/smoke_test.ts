@@ -16,11 +16,11 @@ import {
   createClaimAndPod,
   createNamespace,
   forceDeletePod,
-  SELECTED_NODE,
   waitForClaim,
   waitForClaimBound,
   watchVolume,
 } from "./workloads.ts";
+import { ANN_SELECTED_NODE } from "../../lib/model/keys.ts";
 
 /** Upstream's distributed-deployment flags, with a short capacity poll and verbose logs. */
 const AGENT_ARGS = [...NODE_DEPLOYMENT_ARGS, "--capacity-poll-interval=5s", "--v=5"];
@@ -65,12 +65,12 @@ Deno.test("upstream csi-provisioner in node mode against the real control plane"
       const selected = await waitForClaim(
         admin,
         ref,
-        (c) => !!c.metadata?.annotations?.[SELECTED_NODE],
+        (c) => !!c.metadata?.annotations?.[ANN_SELECTED_NODE],
         {
           description: "selected-node annotation",
         },
       );
-      const node = selected.metadata!.annotations![SELECTED_NODE]!;
+      const node = selected.metadata!.annotations![ANN_SELECTED_NODE]!;
       const bound = await waitForClaimBound(admin, ref);
       assert.equal(
         bound.metadata?.annotations?.["volume.kubernetes.io/storage-provisioner"],
@@ -95,7 +95,7 @@ Deno.test("upstream csi-provisioner in node mode against the real control plane"
         size: "5Gi",
       });
       const bound = await waitForClaimBound(admin, { namespace: NAMESPACE, name: "big" });
-      assert.equal(bound.metadata?.annotations?.[SELECTED_NODE], "node-b");
+      assert.equal(bound.metadata?.annotations?.[ANN_SELECTED_NODE], "node-b");
       const pv = await admin.core.readPersistentVolume({ name: bound.spec!.volumeName! });
       assert.deepEqual(affinityNodes(pv, cluster.topologyKey), ["node-b"]);
       // Placed by published capacity, not by a failed attempt on node-a and a reschedule.
@@ -130,7 +130,7 @@ Deno.test("upstream csi-provisioner in node mode against the real control plane"
         node: "node-a",
       });
       const bound = await waitForClaimBound(admin, { namespace: NAMESPACE, name: "after-restart" });
-      assert.equal(bound.metadata?.annotations?.[SELECTED_NODE], "node-a");
+      assert.equal(bound.metadata?.annotations?.[ANN_SELECTED_NODE], "node-a");
       assert.match(await Deno.readTextFile(agent.logFile), /===== cluster: restart #1/);
     });
 

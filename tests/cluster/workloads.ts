@@ -14,8 +14,6 @@ import {
 import type { AdminClients } from "./kubeconfig.ts";
 import { waitFor } from "./wait.ts";
 
-export const SELECTED_NODE = "volume.kubernetes.io/selected-node";
-
 /** Creates a namespace and waits for its `default` ServiceAccount, which pods need. */
 export async function createNamespace(admin: AdminClients, name: string): Promise<void> {
   await admin.core.createNamespace({ body: { metadata: { name } } });
@@ -100,6 +98,39 @@ export async function waitForClaim(
   });
 }
 
+/** The claims of a namespace. */
+export async function claimsIn(
+  admin: AdminClients,
+  namespace: string,
+): Promise<V1PersistentVolumeClaim[]> {
+  return (await admin.core.listNamespacedPersistentVolumeClaim({ namespace })).items;
+}
+
+/** How many claims of the namespace are Bound. */
+export async function boundIn(admin: AdminClients, namespace: string): Promise<number> {
+  return (await claimsIn(admin, namespace)).filter((claim) => claim.status?.phase === "Bound")
+    .length;
+}
+
+/**
+ * Waits until `count` claims of the namespace are Bound (waitForClaimBound
+ * waits for one claim by name); resolves to the milliseconds it waited.
+ */
+export async function waitClaimsBound(
+  admin: AdminClients,
+  namespace: string,
+  options: { count: number; timeoutMs?: number },
+): Promise<number> {
+  const started = performance.now();
+  await waitFor(async () => (await boundIn(admin, namespace)) >= options.count, {
+    description: `${options.count} claims of ${namespace} Bound`,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    intervalMs: 250,
+  });
+  return performance.now() - started;
+}
+
+/** Waits until the claim is Bound; resolves to the claim as it is then. */
 export function waitForClaimBound(
   admin: AdminClients,
   ref: { namespace: string; name: string },

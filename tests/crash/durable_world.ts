@@ -13,10 +13,10 @@ import { randomUUID } from "node:crypto";
 import { renameSync, writeFileSync } from "node:fs";
 import { type FileJournal, openFileJournal } from "../../lib/journal/file_journal.ts";
 import type { Claim, PersistentVolume } from "../../lib/model/objects.ts";
-import { ProvisionController } from "../../lib/provision/controller.ts";
+import type { ProvisionController } from "../../lib/provision/controller.ts";
 import { type Intent, INTENT_JOURNAL_SHAPE } from "../../lib/provision/intent/intent.ts";
 import type { ProvisionApi, ProvisionCsi } from "../../lib/provision/ports.ts";
-import { PvSaver } from "../../lib/provision/pv/saver.ts";
+import { wireProvisioning } from "../../lib/provision/wiring.ts";
 import { WorkQueue } from "../../lib/queue/work_queue.ts";
 import {
   DRIVER,
@@ -26,7 +26,7 @@ import {
   storageClass,
   TOPOLOGY_KEY,
 } from "../builders/provision.ts";
-import { quiet } from "../fakes/provision_world.ts";
+import { quiet } from "../fakes/logger.ts";
 
 /** What the file holds. */
 export interface WorldState {
@@ -100,18 +100,7 @@ export async function openWorld(
       return claim?.spec.volumeName ? undefined : claim;
     },
   };
-  const events = { record: () => {} };
-  const saver = new PvSaver({
-    api,
-    csi,
-    journal,
-    events,
-    logger: quiet,
-    queue: new WorkQueue(),
-    retryClaim: () => {},
-    segment: { [TOPOLOGY_KEY]: NODE },
-  });
-  const controller = new ProvisionController({
+  const { controller } = wireProvisioning({
     caches: {
       claims,
       classes: new Map([["fast", storageClass()]]),
@@ -120,11 +109,12 @@ export async function openWorld(
     api,
     sources: new FakeDataSources(),
     csi,
-    events,
+    events: { record: () => {} },
     metrics: { succeeded: () => {}, failed: () => {} },
-    saver,
     journal,
     logger: quiet,
+    saveQueue: new WorkQueue(),
+    retryClaim: () => {},
   }, {
     decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: false },
     prepare: provisionOptions(),

@@ -16,6 +16,7 @@ import { startCluster } from "../cluster/cluster.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
+import { waitClaimsBound } from "../cluster/workloads.ts";
 import { deployedAgentArgs, waitAgentReady } from "./apply.ts";
 import { DEPLOY_DIR, parseObjects } from "./render.ts";
 import { TEST_DRIVER_NAME } from "../cluster/nodes.ts";
@@ -27,14 +28,6 @@ const NODE = "node-a";
 /** Enough for the work queue, the journal and Events to run as they do under load. */
 const CLAIMS = 20;
 const STEP_TIMEOUT_MS = 120_000;
-
-async function claimsBound(cluster: RunningCluster): Promise<boolean> {
-  const claims = await cluster.admin.core.listNamespacedPersistentVolumeClaim({
-    namespace: NAMESPACE,
-  });
-  return claims.items.length === CLAIMS &&
-    claims.items.every((claim) => claim.status?.phase === "Bound");
-}
 
 async function volumesGone(cluster: RunningCluster): Promise<boolean> {
   return (await cluster.admin.core.listPersistentVolume()).items.length === 0;
@@ -85,7 +78,7 @@ async function recordOnCluster(cluster: RunningCluster, run: OrderRecording): Pr
   await waitAgentReady(`http://127.0.0.1:${httpPort}`, { agent, timeoutMs: STEP_TIMEOUT_MS });
   await createClaims(cluster);
   const timeoutMs = STEP_TIMEOUT_MS;
-  await waitFor(() => claimsBound(cluster), { description: "every claim Bound", timeoutMs });
+  await waitClaimsBound(cluster.admin, NAMESPACE, { count: CLAIMS, timeoutMs });
   if (run.deletesVolumes) {
     await cluster.admin.core.deleteCollectionNamespacedPersistentVolumeClaim({
       namespace: NAMESPACE,

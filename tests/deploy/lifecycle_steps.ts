@@ -15,9 +15,9 @@ import {
   claimObject,
   forceDeletePod,
   podUsingClaim,
-  SELECTED_NODE,
   waitForClaimBound,
 } from "../cluster/workloads.ts";
+import { ANN_SELECTED_NODE } from "../../lib/model/keys.ts";
 
 export const WORKLOADS = "rbac-e2e";
 export const CLASS = "csi-hostpath-fast";
@@ -136,7 +136,7 @@ export async function rescheduledWhenFull(
     parameters: { kind: "fast" },
   }) as { volume: { volume_id: string } };
   const body = claimObject(claim, { storageClass: CLASS, size: "3Gi" });
-  body.metadata!.annotations = { [SELECTED_NODE]: options.full };
+  body.metadata!.annotations = { [ANN_SELECTED_NODE]: options.full };
   const created = await cluster.admin.core.createNamespacedPersistentVolumeClaim({
     namespace: WORKLOADS,
     body,
@@ -146,7 +146,7 @@ export async function rescheduledWhenFull(
       namespace: WORKLOADS,
       name: claim,
     });
-    return current.metadata?.annotations?.[SELECTED_NODE] === undefined;
+    return current.metadata?.annotations?.[ANN_SELECTED_NODE] === undefined;
   }, { description: `${claim} sent back to the scheduler by ${options.full}'s agent` });
   const [refused] = await createVolumeCalls(cluster, options.full, `pvc-${created.metadata!.uid}`);
   strictEqual(refused?.codeName, "RESOURCE_EXHAUSTED");
@@ -189,7 +189,7 @@ export async function racedForImmediateClaim(
     body: claimObject(claim, { storageClass: "rbac-immediate", size: "1Gi" }),
   });
   const bound = await waitForClaimBound(cluster.admin, { namespace: WORKLOADS, name: claim });
-  strictEqual(bound.metadata?.annotations?.[SELECTED_NODE], options.other);
+  strictEqual(bound.metadata?.annotations?.[ANN_SELECTED_NODE], options.other);
   const pv = await cluster.admin.core.readPersistentVolume({ name: bound.spec!.volumeName! });
   deepStrictEqual(affinityNodes(pv, cluster.topologyKey), [options.other]);
   strictEqual((await createVolumeCalls(cluster, options.full, pv.metadata!.name!)).length, 0);

@@ -1,17 +1,35 @@
-/** A KubeRest for unit tests of lib/kube's request builders: no server, canned answers. */
+/** The one KubeRest of unit tests: no server, scripted answers, every request recorded. */
 import type { KubeRequest, KubeRest } from "../../lib/kube/rest.ts";
 
-/** Records requests and answers each with the next answer (an Error is thrown). */
-export function recordingRest(answers: unknown[]): KubeRest & { requests: KubeRequest[] } {
+/** What the fake does beyond its list of answers. */
+export interface RestScript {
+  /**
+   * The answer to a request once the list is used up (default: undefined);
+   * it may wait, throw, or return an Error, which is thrown.
+   */
+  otherwise?: (request: KubeRequest) => unknown;
+  /** Serves a watch; by default a watch is refused. */
+  watch?: KubeRest["stream"];
+}
+
+/**
+ * Records requests and answers each with the next of `answers` (an Error
+ * is thrown), then as `script.otherwise` says.
+ */
+export function recordingRest(
+  answers: unknown[] = [],
+  script: RestScript = {},
+): KubeRest & { requests: KubeRequest[] } {
   const requests: KubeRequest[] = [];
   return {
     requests,
-    request<T>(request: KubeRequest): Promise<T> {
+    async request<T>(request: KubeRequest): Promise<T> {
       requests.push(request);
-      const answer = answers.shift();
-      return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer as T);
+      const answer = answers.length > 0 ? answers.shift() : await script.otherwise?.(request);
+      if (answer instanceof Error) throw answer;
+      return answer as T;
     },
-    stream: () => Promise.reject(new Error("no watch")),
+    stream: script.watch ?? (() => Promise.reject(new Error("no watch"))),
     close: () => {},
   };
 }

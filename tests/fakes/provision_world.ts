@@ -17,14 +17,13 @@ import type {
   SecretReference,
   StorageClass,
 } from "../../lib/model/objects.ts";
-import { createLogger } from "../../lib/log/logger.ts";
+import type { Logger } from "../../lib/log/logger.ts";
 import { quiet } from "./logger.ts";
 import { WorkQueue } from "../../lib/queue/work_queue.ts";
 import type { HandleOutcome } from "../../lib/queue/workers.ts";
-import { ProvisionController } from "../../lib/provision/controller.ts";
 import type { Intent } from "../../lib/provision/intent/intent.ts";
 import type { ProvisionApi, ProvisionCsi, PvCreateOutcome } from "../../lib/provision/ports.ts";
-import { PvSaver } from "../../lib/provision/pv/saver.ts";
+import { wireProvisioning } from "../../lib/provision/wiring.ts";
 import type { ProvisionOptions } from "../../lib/provision/request/request.ts";
 import { FakeDataSources } from "./data_sources.ts";
 import { MemoryJournal } from "./journal.ts";
@@ -41,7 +40,6 @@ import {
 
 export const KEY = "apps/data";
 export const PV_NAME = `pvc-${CLAIM_UID}`;
-export { quiet };
 
 /** What the fake driver answers to one CreateVolume. */
 export type CreateAnswer = CreateVolumeResponse | CsiError;
@@ -113,8 +111,8 @@ export interface WorldOptions {
   prepare?: Partial<ProvisionOptions>;
   /** The driver's answer when `answers` has none left. */
   respond?: (request: CreateVolumeRequest) => CreateVolumeResponse;
-  /** Receives the PV saver's log lines (klog text, -v=0); default: dropped. */
-  saverLog?: (line: string) => void;
+  /** The controller's and the PV saver's logger; default: quiet. */
+  logger?: Logger;
 }
 
 /** The fake world and its controller. */
@@ -209,32 +207,15 @@ function buildWorld(options: WorldOptions) {
   };
   const events = { record: (event: EventRecord) => record.events.push(event) };
   const saveQueue = new WorkQueue();
-  const saverLog = options.saverLog;
-  const saver = new PvSaver({
-    api,
-    csi,
-    journal,
-    events,
-    logger: saverLog === undefined ? quiet : createLogger({
-      verbosity: 0,
-      format: "text",
-      sink: { write: (line: string) => saverLog(line) },
-    }),
-    queue: saveQueue,
-    retryClaim: (key) => retried.push(key),
-    segment: { [TOPOLOGY_KEY]: NODE },
-    now: () => clock.ms,
-  });
-  const controller = new ProvisionController({
+  const { controller, saver } = wireProvisioning({
     caches: { claims, classes, volumes },
     api,
     sources,
     csi,
     events,
     metrics: { succeeded: () => record.succeeded++, failed: () => record.failed++ },
-    saver,
     journal,
-    logger: quiet,
+    logger: options.logger ?? quiet,
     race: {
       consider: (target) => {
         record.raced.push(target.key);
@@ -243,6 +224,9 @@ function buildWorld(options: WorldOptions) {
       released: (uid) => record.released.push(uid),
       answered: (_key, uid) => record.answered.push(uid),
     },
+    saveQueue,
+    retryClaim: (key) => retried.push(key),
+    now: () => clock.ms,
   }, {
     decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },
     prepare: provisionOptions(options.prepare),

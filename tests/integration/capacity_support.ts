@@ -15,10 +15,9 @@ import { parseQuantity } from "../../lib/model/quantity.ts";
 import type { AgentRbac } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
-import { SELECTED_NODE, waitForClaimBound } from "../cluster/workloads.ts";
+import { waitForClaimBound } from "../cluster/workloads.ts";
+import { ANN_SELECTED_NODE, MANAGED_BY_LABEL } from "../../lib/model/keys.ts";
 import { startOurAgents } from "./support.ts";
-
-export const MANAGED_BY = "csi.storage.k8s.io/managed-by";
 
 /** The flags of upstream's distributed deployment, with capacity and a short poll. */
 export const CAPACITY_ARGS: readonly string[] = [
@@ -64,7 +63,7 @@ export async function capacitiesOf(
   storageClass?: string,
 ): Promise<V1CSIStorageCapacity[]> {
   return (await allCapacities(cluster)).filter((object) =>
-    object.metadata?.labels?.[MANAGED_BY] === managedByLabel(node) &&
+    object.metadata?.labels?.[MANAGED_BY_LABEL] === managedByLabel(node) &&
     (storageClass === undefined || object.storageClassName === storageClass)
   );
 }
@@ -165,7 +164,7 @@ export async function placedOn(
   name: string,
 ): Promise<string> {
   const claim = await waitForClaimBound(cluster.admin, { namespace, name });
-  return claim.metadata?.annotations?.[SELECTED_NODE] ?? "";
+  return claim.metadata?.annotations?.[ANN_SELECTED_NODE] ?? "";
 }
 
 /** The scheduler's own message on a pod it cannot place. */
@@ -196,7 +195,7 @@ export async function createDecoy(
         generateName: "decoy-",
         labels: {
           "csi.storage.k8s.io/drivername": cluster.driverName,
-          [MANAGED_BY]: managedByLabel(options.labelledFor),
+          [MANAGED_BY_LABEL]: managedByLabel(options.labelledFor),
         },
       },
       storageClassName: storageClass,

@@ -10,18 +10,13 @@ import assert from "node:assert/strict";
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { startCluster } from "../cluster/cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
-import {
-  createClaimAndPod,
-  createNamespace,
-  SELECTED_NODE,
-  waitForClaimBound,
-} from "../cluster/workloads.ts";
+import { createClaimAndPod, createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
+import { ANN_SELECTED_NODE, MANAGED_BY_LABEL } from "../../lib/model/keys.ts";
 import {
   allCapacities,
   bytesOf,
   capacitiesOf,
   identity,
-  MANAGED_BY,
   metricValue,
   placedOn,
   startCapacityAgents,
@@ -75,7 +70,7 @@ Deno.test("capacity: the scheduler places pods by what the agents publish", asyn
       assert.match(a?.metadata?.name ?? "", /^csisc-[a-z0-9]{5}$/);
       assert.deepEqual(a?.metadata?.labels, {
         "csi.storage.k8s.io/drivername": cluster.driverName,
-        [MANAGED_BY]: "external-provisioner-node-a",
+        [MANAGED_BY_LABEL]: "external-provisioner-node-a",
       });
       assert.deepEqual({ ...a?.nodeTopology }, {
         matchLabels: { "topology.hostpath.csi/node": "node-a" },
@@ -168,7 +163,7 @@ Deno.test("capacity: the scheduler places pods by what the agents publish", asyn
         namespace: NS,
         name: "waiting",
       });
-      assert.equal(claim.metadata?.annotations?.[SELECTED_NODE], undefined);
+      assert.equal(claim.metadata?.annotations?.[ANN_SELECTED_NODE], undefined);
     },
   );
 

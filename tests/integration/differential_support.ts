@@ -13,6 +13,7 @@ import { type ClaimInput, NAMESPACE } from "./differential_inputs.ts";
 import { nodeLabels } from "../../lib/model/labels.ts";
 import { describeDifference } from "./object_diff.ts";
 import { createVolumeCallsFor, selectedClaim } from "./support.ts";
+import { PV_PROTECTION_FINALIZER } from "../../lib/model/keys.ts";
 
 /** What one provisioner produced for one claim. */
 export interface Provisioned {
@@ -23,8 +24,6 @@ export interface Provisioned {
   secrets: Record<string, string> | undefined;
   events: { type: string; reason: string; message: string }[];
 }
-
-const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";
 
 /**
  * Creates the claim (selected to node-a) and waits for its outcome: bound
@@ -91,8 +90,12 @@ async function settledVolume(cluster: RunningCluster, name: string): Promise<str
   if (first.spec?.persistentVolumeReclaimPolicy !== "Retain") return JSON.stringify(first);
   return await waitFor(async () => {
     const text = await read();
-    return JSON.parse(text).metadata?.finalizers?.includes(FINALIZER) ? undefined : text;
-  }, { description: `PV ${name} without ${FINALIZER}`, timeoutMs: 10_000 }).catch(read);
+    return JSON.parse(text).metadata?.finalizers?.includes(PV_PROTECTION_FINALIZER)
+      ? undefined
+      : text;
+  }, { description: `PV ${name} without ${PV_PROTECTION_FINALIZER}`, timeoutMs: 10_000 }).catch(
+    read,
+  );
 }
 
 /** The provisioner's Events on this claim (by UID: the two claims of a name are alike). */

@@ -12,7 +12,8 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
-import { createNamespace, SELECTED_NODE } from "../cluster/workloads.ts";
+import { createNamespace } from "../cluster/workloads.ts";
+import { ANN_SELECTED_NODE } from "../../lib/model/keys.ts";
 import { CAPACITY_ARGS } from "./capacity_support.ts";
 import {
   capacityWarnings,
@@ -88,7 +89,7 @@ Deno.test("Immediate claims that fit nowhere: ten nodes, fifty claims, fifty sum
       const claims = await claimsOf(cluster, NAMESPACE);
       for (const name of names) {
         strictEqual(claims.get(name)?.status?.phase, "Pending");
-        strictEqual(claims.get(name)?.metadata?.annotations?.[SELECTED_NODE], undefined);
+        strictEqual(claims.get(name)?.metadata?.annotations?.[ANN_SELECTED_NODE], undefined);
       }
       const declines = await sumOverAgents(
         agents.values(),

@@ -6,7 +6,8 @@
  */
 import { type CoreV1Event, type V1PersistentVolumeClaim, Watch } from "@kubernetes/client-node";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
-import { claimObject, SELECTED_NODE } from "../cluster/workloads.ts";
+import { claimObject } from "../cluster/workloads.ts";
+import { ANN_SELECTED_NODE } from "../../lib/model/keys.ts";
 import { metricValue } from "./capacity_support.ts";
 import { claimEvents, scrape } from "./support.ts";
 
@@ -103,7 +104,7 @@ export async function watchSelectedNode(
     `/api/v1/namespaces/${ref.namespace}/persistentvolumeclaims`,
     { fieldSelector: `metadata.name=${ref.name}` },
     (_type: string, claim: V1PersistentVolumeClaim) => {
-      const node = claim.metadata?.annotations?.[SELECTED_NODE] ?? "";
+      const node = claim.metadata?.annotations?.[ANN_SELECTED_NODE] ?? "";
       if (history.at(-1) !== node) history.push(node);
     },
     () => {},

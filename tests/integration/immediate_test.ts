@@ -18,12 +18,8 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
-import {
-  affinityNodes,
-  createNamespace,
-  SELECTED_NODE,
-  waitForClaimBound,
-} from "../cluster/workloads.ts";
+import { affinityNodes, createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
+import { ANN_SELECTED_NODE } from "../../lib/model/keys.ts";
 import { NODE_DEPLOYMENT_ARGS } from "../cluster/agents.ts";
 import { CAPACITY_ARGS } from "./capacity_support.ts";
 import {
@@ -168,7 +164,7 @@ Deno.test("Immediate binding: the race on five nodes of different sizes", async 
         strictEqual(own[0]!.metadata!.name, claim.spec!.volumeName, `${name}: bound to it`);
         const [node] = affinityNodes(own[0]!, cluster.topologyKey);
         strictEqual(
-          claim.metadata!.annotations![SELECTED_NODE],
+          claim.metadata!.annotations![ANN_SELECTED_NODE],
           node,
           `${name}: its owner's volume`,
         );
@@ -265,7 +261,7 @@ Deno.test("Immediate binding: the race on five nodes of different sizes", async 
           `${name}: ${JSON.stringify(events.map((e) => e.message))}`,
         );
         strictEqual(claims.get(name)?.status?.phase, "Pending");
-        strictEqual(claims.get(name)?.metadata?.annotations?.[SELECTED_NODE], undefined);
+        strictEqual(claims.get(name)?.metadata?.annotations?.[ANN_SELECTED_NODE], undefined);
       }
       const declines = await sumOverAgents(
         agents.values(),
@@ -342,7 +338,7 @@ Deno.test("Immediate binding: an owner whose driver answers ResourceExhausted re
           }
         }
       }
-      const owner = bound.metadata!.annotations![SELECTED_NODE]!;
+      const owner = bound.metadata!.annotations![ANN_SELECTED_NODE]!;
       deepStrictEqual(answers.filter((answer) => answer.endsWith(" OK")), [`${owner} OK`]);
       ok(answers.includes(`${selections[0]} RESOURCE_EXHAUSTED`), answers.join(", "));
       const failed = (await claimEvents(cluster, ref)).filter((event) =>

@@ -13,9 +13,9 @@ import {
   affinityNodes,
   createClaimAndPod,
   createNamespace,
-  SELECTED_NODE,
   waitForClaimBound,
 } from "../cluster/workloads.ts";
+import { ANN_SELECTED_NODE } from "../../lib/model/keys.ts";
 import { claimEvents, scrape, selectedClaim, startOurAgents, step } from "./support.ts";
 
 const FAST = "csi-hostpath-fast";
@@ -77,7 +77,7 @@ Deno.test("the agent provisions claims selected to its node, on a real control p
           node: "node-b",
         });
         const claim = await waitForClaimBound(admin, { namespace: "one", name: "data" });
-        assert.equal(claim.metadata?.annotations?.[SELECTED_NODE], "node-b");
+        assert.equal(claim.metadata?.annotations?.[ANN_SELECTED_NODE], "node-b");
         const pv = await admin.core.readPersistentVolume({ name: claim.spec!.volumeName! });
         assert.deepEqual(affinityNodes(pv, cluster.topologyKey), ["node-b"]);
         assert.equal(pv.spec?.claimRef?.uid, claim.metadata?.uid);
@@ -138,7 +138,7 @@ Deno.test("the agent provisions claims selected to its node, on a real control p
         // Without capacity tracking the scheduler cannot know node-a is full: leave it only node-b.
         await setUnschedulable(cluster, { "node-a": true, "node-b": false });
         const claim = await waitForClaimBound(admin, { namespace: "one", name: "moved" });
-        assert.equal(claim.metadata?.annotations?.[SELECTED_NODE], "node-b");
+        assert.equal(claim.metadata?.annotations?.[ANN_SELECTED_NODE], "node-b");
         await waitFor(async () => {
           const pod = await admin.core.readNamespacedPod({ namespace: "one", name: "moved" });
           return pod.spec?.nodeName === "node-b";

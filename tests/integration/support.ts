@@ -13,9 +13,7 @@ import type { AgentRbac } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
 import { waitFor } from "../cluster/wait.ts";
-import { SELECTED_NODE } from "../cluster/workloads.ts";
-
-export const STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
+import { ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER } from "../../lib/model/keys.ts";
 
 /** Options that make a client-node patch call send a JSON merge patch. */
 export const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
@@ -36,8 +34,8 @@ export function selectedClaim(
     metadata: {
       name,
       annotations: {
-        [SELECTED_NODE]: options.node,
-        [STORAGE_PROVISIONER]: options.driverName,
+        [ANN_SELECTED_NODE]: options.node,
+        [ANN_STORAGE_PROVISIONER]: options.driverName,
         ...options.annotations,
       },
     },

@@ -11,6 +11,7 @@
  * and nothing binds it (the claim stays Pending).
  */
 import assert from "node:assert/strict";
+import { ANN_STORAGE_PROVISIONER } from "../../lib/model/keys.ts";
 import { startCluster } from "../cluster/cluster.ts";
 import { CONTROLLERS } from "../cluster/control_plane.ts";
 import { delay } from "../cluster/wait.ts";
@@ -22,7 +23,6 @@ import {
   createVolumeCallsFor,
   selectedClaim,
   startOurAgents,
-  STORAGE_PROVISIONER,
   waitForClaimEvent,
 } from "./support.ts";
 
@@ -31,7 +31,7 @@ const NAMESPACE = "unnamed";
 /** A claim as the scheduler leaves it before the PV controller has seen it: node selected, no provisioner named. */
 function unnamedClaim(name: string, storageClass: string, driverName: string) {
   const body = selectedClaim(name, { node: "node-a", storageClass, driverName });
-  delete body.metadata!.annotations![STORAGE_PROVISIONER];
+  delete body.metadata!.annotations![ANN_STORAGE_PROVISIONER];
   return body;
 }
 
@@ -74,7 +74,7 @@ Deno.test("a WaitForFirstConsumer claim selected to the node is provisioned befo
     namespace: NAMESPACE,
     name: "wffc",
   });
-  assert.equal(claim.metadata?.annotations?.[STORAGE_PROVISIONER], undefined);
+  assert.equal(claim.metadata?.annotations?.[ANN_STORAGE_PROVISIONER], undefined);
 
   // The other three were created first; give the agent time to misjudge them.
   await delay(3_000);

@@ -6,11 +6,12 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { eventually } from "../../../tests/fakes/async.ts";
+import { capturing } from "../../../tests/fakes/logger.ts";
 import { KEY, PV_NAME, reasons, world } from "../../../tests/fakes/provision_world.ts";
 
 Deno.test("a PV queued after a failed save is saved in the background and its intent cleared", async () => {
-  const lines: string[] = [];
-  const w = world({ saverLog: (line) => lines.push(line) });
+  const { logger, lines } = capturing(0, "text");
+  const w = world({ logger });
   w.failPvCreate(1);
   deepStrictEqual(await w.sync(), { kind: "done" });
   strictEqual(w.saver.holds(PV_NAME), true);
