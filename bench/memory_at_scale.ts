@@ -20,9 +20,9 @@ import { startScaleCluster } from "./scale_fixture.ts";
 import { sampleSocketBytes } from "./socket_bytes.ts";
 import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
 
-const PAIRS = 10_000;
+export const PAIRS = 10_000;
 /** node-b .. node-k: the nodes the fixture's claims and PVs belong to. */
-const OTHER_NODES = fakeNodeNames(11).slice(1);
+export const OTHER_NODES = fakeNodeNames(11).slice(1);
 const IDLE_MS = 60_000;
 const TITLE = `${PAIRS} Bound claims + ${PAIRS} PVs of ${OTHER_NODES.length} other nodes, ` +
   "none of them node-a's: an idle agent's RSS, CPU and API traffic";
@@ -52,7 +52,7 @@ const DECIMALS: Record<MetricKey, number> = {
 };
 
 /** One agent's run on the shared cluster. */
-async function measureIdleAgent(
+export async function measureIdleAgent(
   cluster: RunningCluster,
   agent: BenchAgent,
 ): Promise<Record<MetricKey, number>> {
