@@ -110,7 +110,7 @@ async function timeBurst(
 }
 
 /** One run: a fresh cluster, the agent ready, the burst, the samples. */
-function measureBurst(
+export function measureBurst(
   agent: BenchAgent,
   run: { settings: BurstSettings; log: (line: string) => void },
 ): Promise<{ sample: BurstSample; threads: string; watchRestarts: number }> {
@@ -222,20 +222,23 @@ export function burstScenario(settings: BurstSettings): Scenario {
   };
 }
 
-export const BURST: Scenario = burstScenario({
+export const BURST_SETTINGS: BurstSettings = {
   id: "burst",
   title: "1000 selected claims, --kube-api-qps=1000 --kube-api-burst=1000",
   claims: 1000,
   qps: 1000,
   burst: 1000,
   notes: COMMON_NOTES,
-});
+};
 
-export const DEFAULT_BUDGET: Scenario = burstScenario({
+export const DEFAULT_BUDGET_SETTINGS: BurstSettings = {
   id: "default-budget",
   title: "200 selected claims, default --kube-api-qps=5 --kube-api-burst=10 (also issue 4)",
   claims: 200,
   qps: 5,
   burst: 10,
   notes: COMMON_NOTES,
-});
+};
+
+export const BURST: Scenario = burstScenario(BURST_SETTINGS);
+export const DEFAULT_BUDGET: Scenario = burstScenario(DEFAULT_BUDGET_SETTINGS);

@@ -14,15 +14,15 @@ import { launchAgent, waitAgentReady } from "./agent_runner.ts";
 import { type ApiTraffic, scrapeApiTraffic, trafficDelta } from "./api_metrics.ts";
 import { describeBenchBinaries } from "./binaries.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
-import { cpuSeconds, residentMiB } from "./process_stats.ts";
+import { cpuSeconds, peakResidentMiB, residentMiB } from "./process_stats.ts";
 import type { BenchAgent, ScenarioResult } from "./report.ts";
 import { startScaleCluster } from "./scale_fixture.ts";
 import { sampleSocketBytes } from "./socket_bytes.ts";
 import { collectAlternatingRuns, type Scenario, type ScenarioOptions } from "./scenario.ts";
 
-const PAIRS = 10_000;
+export const PAIRS = 10_000;
 /** node-b .. node-k: the nodes the fixture's claims and PVs belong to. */
-const OTHER_NODES = fakeNodeNames(11).slice(1);
+export const OTHER_NODES = fakeNodeNames(11).slice(1);
 const IDLE_MS = 60_000;
 const TITLE = `${PAIRS} Bound claims + ${PAIRS} PVs of ${OTHER_NODES.length} other nodes, ` +
   "none of them node-a's: an idle agent's RSS, CPU and API traffic";
@@ -31,6 +31,7 @@ const MIB = 1024 * 1024;
 const METRIC = {
   ready: "start → ready, informers synced (s)",
   rss: "RSS after ready + 60 s idle (MiB)",
+  peak: "peak RSS, start → 60 s idle (VmHWM, MiB)",
   cpuToReady: "agent CPU, start → ready (s)",
   cpuIdle: "agent CPU during the 60 s idle (s)",
   data: "API data received, as encoded by the API server (MiB)",
@@ -43,6 +44,7 @@ type MetricKey = keyof typeof METRIC;
 const DECIMALS: Record<MetricKey, number> = {
   ready: 2,
   rss: 0,
+  peak: 0,
   cpuToReady: 2,
   cpuIdle: 2,
   data: 1,
@@ -52,7 +54,7 @@ const DECIMALS: Record<MetricKey, number> = {
 };
 
 /** One agent's run on the shared cluster. */
-async function measureIdleAgent(
+export async function measureIdleAgent(
   cluster: RunningCluster,
   agent: BenchAgent,
 ): Promise<Record<MetricKey, number>> {
@@ -66,12 +68,14 @@ async function measureIdleAgent(
     const cpuAtReady = cpuSeconds(launched.pid);
     await delay(IDLE_MS);
     const rss = residentMiB(launched.pid);
+    const peak = peakResidentMiB(launched.pid);
     const cpuAtEnd = cpuSeconds(launched.pid);
     const traffic = trafficDelta(before, await scrapeApiTraffic((args) => cluster.kubectl(args)));
     const wireBytes = await wire.stop();
     return {
       ready: ready.readyMs / 1000,
       rss,
+      peak,
       cpuToReady: cpuAtReady,
       cpuIdle: cpuAtEnd - cpuAtReady,
       data: (traffic.listBytes + traffic.watchBytes) / MIB,

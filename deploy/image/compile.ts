@@ -19,14 +19,10 @@ import { binaryPath, hostPlatform, type Platform, PLATFORMS } from "./platforms.
  * Scales JavaScriptCore's tier-up thresholds: a function is compiled by the
  * baseline, DFG and FTL JITs only after that many times more calls and loop
  * iterations (Bun.unsafe.setJITPolicy). The agent's work comes a claim at a
- * time, and a fifth of its CPU at the default budget went to the JIT's
- * threads. At 256 against 1, medians of 3 alternating runs each: the
- * default-budget benchmark (200 claims at QPS 5) 8.6 against 11.7 ms of CPU
- * per claim and 74.8 against 88.1 MiB peak RSS, a 1000-claim burst 3.6
- * against 3.8 ms per claim and 107 against 121 MiB, start-up 228 against
- * 313 ms of CPU (bench/README.md). Above 256 the gain stops: 1024 and 4096
- * took 4 MiB off a burst's peak but read 1.19x and 1.21x the control's CPU
- * per claim at the default budget, where 256 read 1.12x in the same rounds.
+ * time, and at the default thresholds much of what the JIT's threads
+ * compiled did not pay for itself: 256 lowered CPU per claim, peak RSS and
+ * start-up CPU, and higher factors stopped gaining (the A/B is in
+ * bench/README.md, "Kept: JavaScriptCore's JIT tiers up 256 times later").
  */
 const JIT_POLICY = 256;
 
@@ -36,9 +32,8 @@ const JIT_POLICY = 256;
  * deleted, shutdown) by `deno task bytecode-order` (bench/bytecode_order.ts,
  * through tests/deploy/bytecode_recording.ts). `--bytecode-order` lays the
  * executable's bytecode out in that order, so a start pages in the bytecode
- * it runs and little beside it: 64.1-64.2 against 66.7-66.8 MiB of RSS 10 s
- * after ready (45.8-45.9 against 48.4-48.5 MiB of the executable's pages; 3
- * alternating rounds of 3 starts, bench/README.md), with no change in CPU.
+ * it runs and little beside it: a lower idle RSS, from fewer of the
+ * executable's pages, with no change in CPU (the A/B is in bench/README.md).
  * Its entries are hashes of functions, so an order recorded from an older
  * tree still places every function that has not changed since; an entry no
  * function matches places nothing (tests/e2e/bytecode_order_test.ts checks
@@ -60,15 +55,12 @@ export function orderEntries(text: string): string[] {
 }
 
 /**
- * The flags of every build. --bytecode adds 6.5 MiB but halves the time to
- * the first line of output (0.06 s against 0.12 s for --version, median of 7).
- * --format=esm with --splitting puts what the agent imports lazily
- * (@kubernetes/client-node for exec-plugin kubeconfigs, js-yaml) in chunks of
- * their own inside the executable, loaded when first imported; as one
- * CommonJS bundle, all of its bytecode was loaded at every start (client-node
- * with its dependencies adds 10 MB to an executable and 6.7 ms of CPU before a
- * compiled hello world's first line): the agent's --version took 25.4 ms of
- * CPU against 22.8 ms split (median of 9 starts of fresh copies).
+ * The flags of every build. --bytecode makes the executable larger but
+ * about halves the time to the first line of output. --format=esm with
+ * --splitting puts what the agent imports lazily (@kubernetes/client-node
+ * for exec-plugin kubeconfigs, js-yaml) in chunks of their own inside the
+ * executable, loaded when first imported; as one CommonJS bundle, all of its
+ * bytecode was loaded, and its CPU spent, at every start.
  * A compiled Bun program would otherwise read .env and bunfig.toml from its
  * working directory at start-up; the agent takes its settings from flags and
  * its pod's environment only.

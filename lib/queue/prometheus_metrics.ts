@@ -4,12 +4,12 @@
  * label, so upstream dashboards keep working.
  *
  * Every key added, taken and finished updates these, several times per
- * claim, so they are counted in plain numbers per queue name and handed to
- * prom-client only when the registry is scraped, instead of validating and
- * hashing a labels object on every update.
+ * claim, so the depth and the add and retry counts are kept in plain numbers
+ * per queue name and handed to prom-client only when the registry is scraped,
+ * instead of validating and hashing a labels object on every update. The two
+ * duration histograms are prom-client's own.
  */
-import { Counter, Gauge, type Registry } from "prom-client";
-import { BucketHistogram, type BucketSeries } from "./bucket_histogram.ts";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { realClock } from "./clock.ts";
 import type { QueueMetricsSink } from "./queue_metrics.ts";
 
@@ -27,6 +27,11 @@ export interface WorkQueueMetrics {
 
 type NameLabel = "name";
 
+/** One queue name's series of a histogram. */
+interface DurationSeries {
+  observe(seconds: number): void;
+}
+
 /** Age of the work in progress of one queue, in seconds. */
 interface UnfinishedWork {
   totalSeconds: number;
@@ -38,13 +43,13 @@ interface QueueFigures {
   depth: number;
   adds: number;
   retries: number;
-  queueDuration: BucketSeries;
-  workDuration: BucketSeries;
+  queueDuration: DurationSeries;
+  workDuration: DurationSeries;
 }
 
 interface Families {
-  queueDuration: BucketHistogram<NameLabel>;
-  workDuration: BucketHistogram<NameLabel>;
+  queueDuration: Histogram<NameLabel>;
+  workDuration: Histogram<NameLabel>;
   /** By queue name, in the order the names were first used. */
   figures: Map<string, QueueFigures>;
 }
@@ -126,8 +131,8 @@ export function createWorkQueueMetrics(
         depth: 0,
         adds: 0,
         retries: 0,
-        queueDuration: families.queueDuration.series(name),
-        workDuration: families.workDuration.series(name),
+        queueDuration: seriesFrom(families.queueDuration, name),
+        workDuration: seriesFrom(families.workDuration, name),
       };
       families.figures.set(name, figures);
       const tracker = new QueueTracker(name, { figures, now });
@@ -137,10 +142,16 @@ export function createWorkQueueMetrics(
   };
 }
 
+/** The series of queue `name`, exposed at zero from the start (as Go's WithLabelValues). */
+function seriesFrom(histogram: Histogram<NameLabel>, name: string): DurationSeries {
+  histogram.zero({ name });
+  return histogram.labels({ name });
+}
+
 function createFamilies(registry: Registry): Families {
   const figures = new Map<string, QueueFigures>();
   const common = { labelNames: ["name"] as const, registers: [registry] };
-  const histogram = { label: "name" as const, buckets: WORKQUEUE_DURATION_BUCKETS, registry };
+  const histogram = { ...common, buckets: [...WORKQUEUE_DURATION_BUCKETS] };
   new Gauge({
     ...common,
     name: "workqueue_depth",
@@ -163,12 +174,12 @@ function createFamilies(registry: Registry): Families {
   });
   return {
     figures,
-    queueDuration: new BucketHistogram({
+    queueDuration: new Histogram({
       ...histogram,
       name: "workqueue_queue_duration_seconds",
       help: "How long in seconds an item stays in workqueue before being requested.",
     }),
-    workDuration: new BucketHistogram({
+    workDuration: new Histogram({
       ...histogram,
       name: "workqueue_work_duration_seconds",
       help: "How long in seconds processing an item from workqueue takes.",
