@@ -209,8 +209,13 @@ Deno.test("the caller's abort ends the wait for Retry-After with the refusal", a
   await withServer(refused(429, "30"), async (rest, seen) => {
     const stop = new AbortController();
     const started = performance.now();
-    const request = rest.request({ method: "GET", path: "/api/v1/nodes", signal: stop.signal });
-    setTimeout(() => stop.abort(), 20);
+    // The abort comes when the wait begins: a timer could fire before the refusal arrives.
+    const request = rest.request({
+      method: "GET",
+      path: "/api/v1/nodes",
+      signal: stop.signal,
+      onRetryAfter: () => stop.abort(),
+    });
     await rejects(request, { status: 429, retryAfterSeconds: 30 });
     strictEqual(seen.length, 1);
     strictEqual(performance.now() - started < 10_000, true, "did not wait the 30 s");
