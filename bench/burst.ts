@@ -233,7 +233,7 @@ export const BURST_SETTINGS: BurstSettings = {
 
 export const DEFAULT_BUDGET_SETTINGS: BurstSettings = {
   id: "default-budget",
-  title: "200 selected claims, default --kube-api-qps=5 --kube-api-burst=10 (also issue 4)",
+  title: "200 selected claims, default --kube-api-qps=5 --kube-api-burst=10",
   claims: 200,
   qps: 5,
   burst: 10,

@@ -162,7 +162,7 @@ async function runCapacity(options: ScenarioOptions): Promise<ScenarioResult> {
 export const CAPACITY: Scenario = {
   id: "capacity",
   title: `capacity freshness: ${PROVISIONS} paced provisions and a burst of ${BURST_CLAIMS} ` +
-    "claims, CSIStorageCapacity as a watch sees it (also issue 6)",
+    "claims, CSIStorageCapacity as a watch sees it",
   defaultRuns: 3,
   run: runCapacity,
 };

@@ -271,7 +271,7 @@ function runFleetScenario(options: ScenarioOptions): Promise<ScenarioResult> {
 export const FLEET: Scenario = {
   id: "fleet",
   title: "A fleet against one API server: one agent per fake node (default 50) with capacity " +
-    "publishing, 1000 WaitForFirstConsumer claims used by pods (issue 19)",
+    "publishing, 1000 WaitForFirstConsumer claims used by pods",
   defaultRuns: 3,
   run: runFleetScenario,
 };

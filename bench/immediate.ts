@@ -284,7 +284,7 @@ function runImmediate(options: ScenarioOptions): Promise<ScenarioResult> {
 export const IMMEDIATE: Scenario = {
   id: "immediate",
   title: `Immediate binding race: ${CLAIMS} claims on ${NODES.length} nodes of different pool ` +
-    "sizes, base delay 20 s, max delay 60 s (issue 17)",
+    "sizes, base delay 20 s, max delay 60 s",
   defaultRuns: 3,
   run: runImmediate,
 };

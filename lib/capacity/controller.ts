@@ -40,7 +40,7 @@ import type {
 } from "./ports.ts";
 
 /** What the controller is given. */
-export interface CapacityControllerDeps {
+interface CapacityControllerDeps {
   classes: ClassLookup;
   objects: CapacityObjects;
   csi: CapacityCsi;
@@ -59,7 +59,7 @@ export interface CapacityControllerDeps {
 }
 
 /** What it publishes. */
-export interface CapacityControllerOptions {
+interface CapacityControllerOptions {
   desired: DesiredOptions;
   /** The node's segment, keys sorted. */
   segment: Segments;

@@ -20,7 +20,7 @@ import { BoundedMap, type BoundObserver } from "../queue/bounded.ts";
 import { controllerOf } from "./owner.ts";
 
 /** What this agent wrote to one object. */
-export interface OwnWrite {
+interface OwnWrite {
   capacity: string | undefined;
   /** The controller's UID it set; undefined when it leaves owners alone. */
   ownerUid: string | undefined;
@@ -30,7 +30,7 @@ export interface OwnWrite {
 export const WRITES_LIMIT = 1000;
 
 /** What a sync should do about an object someone else changed. */
-export type ForeignVerdict =
+type ForeignVerdict =
   | { kind: "none" }
   /** Newly seen: report it, hold the class for `ms`. */
   | { kind: "report"; changes: string[]; ms: number }

@@ -11,7 +11,7 @@ const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Why `value` cannot be a label value, if it cannot (the API server answers 422). */
-export function labelValueProblem(value: string): string | undefined {
+function labelValueProblem(value: string): string | undefined {
   if (value.length > LABEL_MAX_LENGTH) {
     return `is ${value.length} characters long, a label value is at most ${LABEL_MAX_LENGTH}`;
   }
@@ -22,7 +22,7 @@ export function labelValueProblem(value: string): string | undefined {
 }
 
 /** Why `key` cannot be a label key (validation.IsQualifiedName), if it cannot. */
-export function labelKeyProblem(key: string): string | undefined {
+function labelKeyProblem(key: string): string | undefined {
   const slash = key.lastIndexOf("/");
   const prefix = slash < 0 ? undefined : key.slice(0, slash);
   const name = key.slice(slash + 1);

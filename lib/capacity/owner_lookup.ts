@@ -61,7 +61,7 @@ export async function lookupPodOwner(
 }
 
 /** An owner fixed for the life of the process (none, or found from the Pod). */
-export class FixedOwner implements CapacityOwner {
+class FixedOwner implements CapacityOwner {
   readonly #owner: OwnerReference | undefined;
 
   constructor(owner: OwnerReference | undefined) {
@@ -78,7 +78,7 @@ export class FixedOwner implements CapacityOwner {
 }
 
 /** The Node as owner; its UID is read again before every create. */
-export class NodeOwner implements CapacityOwner {
+class NodeOwner implements CapacityOwner {
   readonly #reads: OwnerReads;
   readonly #logger: Logger;
   #owner: OwnerReference;

@@ -27,10 +27,10 @@ import { isControlledBy, withController } from "./owner.ts";
 import { nodeTopology, selectsSegment } from "./segment.ts";
 
 /** upstream's generateName of every object. */
-export const GENERATE_NAME = "csisc-";
+const GENERATE_NAME = "csisc-";
 
 /** What the class's object on this node should say. */
-export interface WantedCapacity {
+interface WantedCapacity {
   segment: Segments;
   observed: ObservedCapacity;
   labels: Record<string, string>;

@@ -25,7 +25,7 @@ export interface CapacitySyncer {
 }
 
 /** What the publisher is given. */
-export interface CapacityPublisherDeps {
+interface CapacityPublisherDeps {
   controller: CapacitySyncer;
   queue: WorkQueue;
   /** The StorageClass informer (shared with provisioning, run by its owner). */
@@ -41,7 +41,7 @@ export interface CapacityPublisherDeps {
 }
 
 /** How it runs. */
-export interface CapacityPublisherOptions {
+interface CapacityPublisherOptions {
   driverName: string;
   /** --capacity-threads */
   workers: number;

@@ -40,12 +40,12 @@ import type {
 import { CapacityPublisher } from "./publisher.ts";
 
 /** upstream's queue name, for the workqueue_* series. */
-export const CAPACITY_QUEUE_NAME = "csistoragecapacity";
+const CAPACITY_QUEUE_NAME = "csistoragecapacity";
 /** The /readyz condition of the first round of publishing. */
 const READINESS = "capacity";
 
 /** What the publisher is built from. */
-export interface CapacityParts {
+interface CapacityParts {
   options: CapacityOptions;
   /** Discovery and the owner's reads, through the main client. */
   reads: CapacityStartReads;

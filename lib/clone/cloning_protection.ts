@@ -16,7 +16,7 @@ import { decideCloneFinalizer, pendingSource, sourceKey } from "./decide.ts";
 import type { ClaimCache, ClaimChange, CloneApi, VolumeCache } from "./ports.ts";
 
 /** What the controller is given. */
-export interface CloningProtectionDeps {
+interface CloningProtectionDeps {
   claims: ClaimCache;
   volumes: VolumeCache;
   api: CloneApi;

@@ -14,7 +14,7 @@ import {
 import type { Claim, VolumeSnapshot } from "../model/objects.ts";
 
 /** A Pending claim's data source: the claim to clone or the snapshot to restore. */
-export interface PendingSource {
+interface PendingSource {
   kind: "clone" | "snapshot";
   namespace: string;
   name: string;
@@ -63,7 +63,7 @@ export function pendingSource(claim: Claim): PendingSource | undefined {
 export const STAND_IN_DELAY_MS = 30_000;
 
 /** What to do about a source claim's cloning-protection finalizer. */
-export type CloneFinalizerDecision =
+type CloneFinalizerDecision =
   /** Not a deleted source claim with the finalizer: nothing to do. */
   | { kind: "none" }
   /** A clone of it is still Pending: look again later. */

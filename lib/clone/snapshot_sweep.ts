@@ -21,7 +21,7 @@ import type { ClaimCache, SnapshotCache, SweepApi } from "./ports.ts";
 const LIST_RETRY_MS = 60_000;
 
 /** What the sweep is given. */
-export interface SnapshotSweepDeps {
+interface SnapshotSweepDeps {
   claims: ClaimCache;
   api: SweepApi;
   /** Creates (does not start) the informer of protected VolumeSnapshots. */

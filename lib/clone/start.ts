@@ -16,10 +16,10 @@ import type { ClaimCache, CloneApi, SnapshotCache, SweepApi, VolumeCache } from 
 import { SnapshotSweep } from "./snapshot_sweep.ts";
 
 /** Name of the cloning-protection queue in the workqueue metrics (upstream reuses "claims"). */
-export const CLONING_PROTECTION_QUEUE = "cloning-protection";
+const CLONING_PROTECTION_QUEUE = "cloning-protection";
 
 /** What the protection controllers are built from. */
-export interface ProtectionParts {
+interface ProtectionParts {
   config: Config;
   driver: DriverInfo;
   claims: ClaimCache;

@@ -70,7 +70,7 @@ function buildConfig(values: Map<string, FlagValue>, env: Environment, problems:
 }
 
 /** The journal beside the CSI socket: the driver's own directory, a hostPath in node plugins. */
-export function defaultJournalPath(csiAddress: string): string {
+function defaultJournalPath(csiAddress: string): string {
   const path = csiAddress.replace(/^unix:(\/\/)?/, "");
   const slash = path.lastIndexOf("/");
   const directory = slash < 0 ? "." : slash === 0 ? "" : path.slice(0, slash);

@@ -18,7 +18,7 @@ export interface ExplainRequest {
 }
 
 /** The parsed command line. */
-export type ExplainParse =
+type ExplainParse =
   | { kind: "explain"; request: ExplainRequest }
   | { kind: "help"; text: string }
   | { kind: "invalid"; problem: string };
@@ -32,7 +32,7 @@ const VALUE_FLAGS: Record<string, keyof ExplainRequest> = {
 };
 
 /** The help of the subcommand. */
-export function explainHelp(program: string): string {
+function explainHelp(program: string): string {
   return [
     `Usage: ${program} explain [-n NAMESPACE] [flags] CLAIM`,
     "",

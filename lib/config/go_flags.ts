@@ -23,7 +23,7 @@ export type FlagValue =
   | Record<string, string>;
 
 /** What the command line set: typed values by flag name (absent = default). */
-export interface ParsedFlags {
+interface ParsedFlags {
   values: Map<string, FlagValue>;
   help: boolean;
   problems: string[];

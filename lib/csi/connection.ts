@@ -55,7 +55,7 @@ const SERVICE_OF: Record<CsiMethod, "Identity" | "Controller" | "Node"> = {
 };
 
 /** Full gRPC path of a method, the `method_name` label upstream uses. */
-export function methodPath(method: CsiMethod): string {
+function methodPath(method: CsiMethod): string {
   return `/csi.v1.${SERVICE_OF[method]}/${method}`;
 }
 

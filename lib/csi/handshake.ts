@@ -27,7 +27,7 @@ export interface DriverInfo {
 }
 
 /** Options of the handshake. */
-export interface HandshakeOptions {
+interface HandshakeOptions {
   logger: Logger;
   signal: AbortSignal;
   /** How often to log while waiting for the socket or the driver. */
@@ -93,7 +93,7 @@ async function socketAccessProblem(path: string): Promise<string | undefined> {
  * ready=false mean "not yet"; an absent ready field means ready; any other
  * error is fatal (csi-lib-utils ProbeForever).
  */
-export async function probeUntilReady(
+async function probeUntilReady(
   connection: CsiConnection,
   options: HandshakeOptions,
 ): Promise<void> {
@@ -169,7 +169,7 @@ async function fatalOnError<T>(
 }
 
 /** The checks a node agent needs before it may touch any claim. */
-export function driverProblems(driver: DriverInfo): string[] {
+function driverProblems(driver: DriverInfo): string[] {
   const problems: string[] = [];
   const prefix = `CSI driver ${driver.name} does not support dynamic provisioning`;
   if (!driver.pluginCapabilities.has("CONTROLLER_SERVICE")) {

@@ -30,7 +30,7 @@ import {
 } from "./decide.ts";
 
 /** What the delete controller is given. */
-export interface DeleteControllerDeps {
+interface DeleteControllerDeps {
   volumes: VolumeLookup;
   classes: ClassLookup;
   api: DeleteApi;

@@ -15,7 +15,7 @@ import { deletionSecretFromAnnotations } from "../secrets/annotations.ts";
 import { resolveSecretReference } from "../secrets/references.ts";
 
 /** What to do with `external-provisioner.volume.kubernetes.io/finalizer` (upstream handleProtectionFinalizer). */
-export type FinalizerChange = "add" | "remove" | "none";
+type FinalizerChange = "add" | "remove" | "none";
 
 /**
  * Adds the finalizer to a bound PV with reclaim policy Delete that is not
@@ -51,7 +51,7 @@ export type DeletionSecret =
   | { kind: "read"; secret: SecretReference };
 
 /** What this node's agent does with a PV. */
-export type DeleteDecision =
+type DeleteDecision =
   | { kind: "ignore"; reason: string }
   /**
    * No node affinity: upstream lets every node's agent delete it through its
@@ -115,7 +115,7 @@ export function decideDelete(
 }
 
 /** What the PV as the API server has it now says of a deletion decided from the cache. */
-export type Confirmation =
+type Confirmation =
   | { kind: "go" }
   /** The PV is gone or no longer to be deleted by this node: nothing to do. */
   | { kind: "skip"; reason: string }

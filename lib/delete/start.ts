@@ -26,7 +26,7 @@ import { DeleteController } from "./controller.ts";
 import { createDeleteMetrics } from "./metrics.ts";
 
 /** What deletion is built from. */
-export interface DeletionParts {
+interface DeletionParts {
   config: Config;
   driver: DriverInfo;
   volumes: VolumeLookup & Watched<PersistentVolume> & Synced;

@@ -8,7 +8,7 @@ import type { ExplainSnapshot } from "./snapshot.ts";
 import { verdictOf } from "./verdict.ts";
 
 /** The verdict and the sections. */
-export interface Explanation {
+interface Explanation {
   verdict: string;
   sections: Section[];
 }

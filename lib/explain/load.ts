@@ -22,7 +22,7 @@ export interface ExplainTarget {
 }
 
 /** The snapshot, or why there is none. */
-export type LoadOutcome =
+type LoadOutcome =
   | { kind: "snapshot"; snapshot: ExplainSnapshot }
   | { kind: "missing"; message: string };
 
@@ -111,7 +111,7 @@ async function missing(reads: ExplainReads, target: ExplainTarget): Promise<stri
 }
 
 /** The pod as explain shows it. */
-export function podInfo(pod: Pod): PodInfo {
+function podInfo(pod: Pod): PodInfo {
   const conditions = pod.status?.conditions ?? [];
   const ready = conditions.find((condition) => condition.type === "Ready");
   const scheduled = conditions.find((condition) => condition.type === "PodScheduled");
@@ -168,7 +168,7 @@ function byTime(a: EventInfo, b: EventInfo): number {
 }
 
 /** The event as explain shows it. */
-export function eventInfo(event: CoreEvent): EventInfo {
+function eventInfo(event: CoreEvent): EventInfo {
   return {
     type: event.type ?? "Normal",
     reason: event.reason ?? "",

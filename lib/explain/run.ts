@@ -10,7 +10,7 @@ import { type ExplainTarget, loadSnapshot } from "./load.ts";
 import type { ExplainReads } from "./ports.ts";
 
 /** What the process prints and exits with. */
-export interface ExplainResult {
+interface ExplainResult {
   code: number;
   stdout: string;
   stderr: string;

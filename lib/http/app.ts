@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import type { HealthReport } from "./health.ts";
 
 /** What the HTTP surface reads from. */
-export interface HttpSources {
+interface HttpSources {
   metricsPath: string;
   metrics: () => Promise<{ body: string; contentType: string }>;
   live: () => HealthReport;

@@ -44,10 +44,10 @@ export interface HealthReport {
 }
 
 /** A condition: met (true) or why not. */
-export type Condition = true | string;
+type Condition = true | string;
 
 /** What liveness reads. */
-export interface LivenessSources {
+interface LivenessSources {
   heartbeat: () => HeartbeatStatus;
   /** How long a heartbeat may be missing before the agent is not alive. */
   staleMs: number;

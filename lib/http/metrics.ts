@@ -7,7 +7,7 @@ import type { CsiCallObserver } from "../csi/connection.ts";
 import { registerProcessMetrics } from "./process_metrics.ts";
 
 /** Upstream csi-lib-utils' buckets for csi_sidecar_operations_seconds. */
-export const CSI_OPERATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600];
+const CSI_OPERATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600];
 
 /** The registry plus the observers other modules are given. */
 export interface Metrics {

@@ -49,7 +49,7 @@ export class JournalFullError extends Error {
 }
 
 /** A write of the journal that failed, naming the file and the system's error (e.g. ENOSPC). */
-export class JournalWriteError extends Error {
+class JournalWriteError extends Error {
   readonly code: string | undefined;
   constructor(path: string, cause: unknown) {
     super(`${path}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });

@@ -17,7 +17,7 @@ import { type FileJournal, type FileJournalOptions, openFileJournal } from "./fi
 import { type FileLock, lockPathOf, tryLockJournal } from "./lock.ts";
 
 /** How often a second agent asks for the lock, and the backoff of opens and writes. */
-export interface KeeperTiming {
+interface KeeperTiming {
   lockPollMs: number;
   baseMs: number;
   maxMs: number;

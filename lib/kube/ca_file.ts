@@ -18,7 +18,7 @@ export const CA_CHECK_INTERVAL_MS = 10_000;
 export const CA_FAILURE_CHECK_MS = 1_000;
 
 /** What a CA-following transport is built from; tests pass their own transport and clock. */
-export interface CaFileOptions {
+interface CaFileOptions {
   /** The TLS settings as loaded; their `ca` is the file's content at load. */
   tls: TlsSettings;
   caFile: string;

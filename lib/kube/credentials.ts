@@ -123,7 +123,7 @@ function userHeaders(base: string, user: KubeconfigUser): () => Promise<Record<s
  * kubeconfig holds tokens and keys, and parsers' messages show the lines
  * around the error (js-yaml) or the text itself (JSON.parse).
  */
-export class KubeconfigError extends FatalError {
+class KubeconfigError extends FatalError {
   constructor(path: string, problem: string) {
     super(`kubeconfig ${path}: ${problem}`, { exitCode: 2 });
     this.name = "KubeconfigError";

@@ -54,7 +54,7 @@ function correlationKey(event: EventRecord): string {
 }
 
 /** Options of the recorder. */
-export interface EventSenderOptions {
+interface EventSenderOptions {
   /** source.component, e.g. "<driver>_<node>". */
   component: string;
   host: string;

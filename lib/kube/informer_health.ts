@@ -136,7 +136,7 @@ export class HealthTracker {
 }
 
 /** An informer, as the health set reads it. */
-export interface HealthSource {
+interface HealthSource {
   health(): InformerHealth;
 }
 

@@ -88,7 +88,7 @@ export interface KubeRest {
 const TIMEOUTS = { headerTimeoutMs: HEADER_TIMEOUT_MS, timeoutMs: REQUEST_TIMEOUT_MS };
 
 /** How a client is made. */
-export interface KubeRestOptions {
+interface KubeRestOptions {
   userAgent: string;
   /** The request budget: --kube-api-qps and --kube-api-burst, or a bucket the caller shares. */
   budget: { qps: number; burst: number } | TokenBucket;

@@ -41,7 +41,7 @@ export const HEADER_TIMEOUT_MS = 30_000;
 export const REQUEST_TIMEOUT_MS = 60_000;
 
 /** The bounds of one request. */
-export interface RequestTimeouts {
+interface RequestTimeouts {
   /** Connect, TLS and the response headers together. */
   headerTimeoutMs: number;
   /** The whole request, body included. */

@@ -26,7 +26,7 @@ export type StartupCall = <T>(
 export const WARMING_UP_RETRIES = 3;
 
 /** How a failed start-up call is taken. */
-export type FailureKind = "away" | "refused" | "final";
+type FailureKind = "away" | "refused" | "final";
 
 /** Whether the API server is away, refused a request (401, 403), or answered for good. */
 export function classifyFailure(error: unknown): FailureKind {
@@ -41,7 +41,7 @@ export function classifyFailure(error: unknown): FailureKind {
 }
 
 /** What the retry loop needs. */
-export interface StartupRetryOptions {
+interface StartupRetryOptions {
   /** The shutdown signal: a wait ends with it, and the call's last error is thrown. */
   signal: AbortSignal;
   logger: Logger;

@@ -18,7 +18,7 @@ import type { RawObject } from "./informer.ts";
 import { createKubeRest, type KubeRest } from "./rest.ts";
 import { hasStatus } from "./rest_types.ts";
 
-export const STORAGE_CAPACITY_API_VERSION = "storage.k8s.io/v1";
+const STORAGE_CAPACITY_API_VERSION = "storage.k8s.io/v1";
 
 /** Collection path of the objects in a namespace. */
 export function storageCapacityPath(namespace: string): string {

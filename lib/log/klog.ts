@@ -64,7 +64,7 @@ function twoDigits(value: number): string {
  * as Go's time.Now() gives it. The caller is `???:1`, what klog writes when
  * it cannot tell the Go file and line: the agent has no Go source.
  */
-export function klogHeader(letter: string, time: number, pid: number): string {
+function klogHeader(letter: string, time: number, pid: number): string {
   const date = new Date(time);
   const micros = `${Math.floor((time % 1000) * 1000)}`.padStart(6, "0");
   return `${letter}${twoDigits(date.getMonth() + 1)}${twoDigits(date.getDate())} ` +

@@ -10,7 +10,7 @@ import { formatJson, formatText, type LogFormat, type LogRecord, SEVERITIES } fr
 export type Logger = pino.Logger<"notice">;
 
 /** Where log lines go (stderr by default); tests pass a collecting stream. */
-export interface LogSink {
+interface LogSink {
   write(line: string): void;
 }
 
@@ -31,7 +31,7 @@ export function levelForVerbosity(verbosity: number): "notice" | "info" | "debug
 }
 
 /** Options of createLogger(). */
-export interface LoggerOptions {
+interface LoggerOptions {
   verbosity: number;
   /**
    * klog's text or JSON lines (--logging-format). Left out, the sink gets

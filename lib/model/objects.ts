@@ -106,7 +106,7 @@ export interface CsiVolumeSource {
 }
 
 /** claimRef of a PV. */
-export interface ObjectReference {
+interface ObjectReference {
   apiVersion?: string;
   kind?: string;
   namespace?: string;

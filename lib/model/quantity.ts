@@ -12,7 +12,7 @@
  */
 
 /** Result of parsing a quantity. */
-export type QuantityParse = { ok: true; value: bigint } | { ok: false; error: string };
+type QuantityParse = { ok: true; value: bigint } | { ok: false; error: string };
 
 /** Largest int64: the biggest size a CSI request or a Kubernetes Quantity can carry. */
 export const MAX_INT64 = (1n << 63n) - 1n;

@@ -14,7 +14,7 @@ export interface Container {
 }
 
 /** A pod condition (Ready, PodScheduled, ...). */
-export interface PodCondition {
+interface PodCondition {
   type: string;
   status: string;
   reason?: string;

@@ -1,10 +1,10 @@
 /**
  * The controller and the intent journal: every CreateVolume is journaled
  * first, and a key's sync settles the intents its claim no longer needs. The
- * first tests are the review findings of issue 15 (each failed before the
- * fix): a claim replaced under the same name while in background, a claim
- * in background trimmed from the cache (a 1 Hz GET loop before), and PV
- * saves the API server refuses (422) or finds taken (409).
+ * first tests cover a claim replaced under the same name while in
+ * background, a claim in background trimmed from the cache (it must not be
+ * polled with GETs), and PV saves the API server refuses (422) or finds
+ * taken (409).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { CsiError } from "../csi/status.ts";

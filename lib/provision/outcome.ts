@@ -116,7 +116,7 @@ export function classifyCreateError(
 /**
  * Whether the failure is "infeasible": gRPC InvalidArgument, which the
  * driver will answer the same way until the claim or class changes, so the
- * claim goes to the slow-retry set (upstream v6.0.0, #1369).
+ * claim goes to the slow-retry set (as upstream does since v6.0.0).
  */
 export function isInfeasible(failure: CreateVolumeFailure): boolean {
   return failure === "InvalidArgument";

@@ -9,7 +9,7 @@ import { ProvisionController } from "./controller.ts";
 import { PvSaver } from "./pv/saver.ts";
 
 /** The ports of provisioning, and the queue and clock of the PV saver. */
-export type ProvisioningPorts = Omit<ProvisionControllerDeps, "saver"> & {
+type ProvisioningPorts = Omit<ProvisionControllerDeps, "saver"> & {
   /** The saver's queue of PVs whose first save failed (upstream's "unsavedpvs"). */
   saveQueue: WorkQueue;
   /** Puts a claim back on the claim queue (its PV was refused in the background). */

@@ -21,7 +21,7 @@ export function exponentialDelay(failures: number, bounds: BackoffBounds): numbe
 }
 
 /** The share of a delay that jitter may take away: delays fall in [d·(1-JITTER), d]. */
-export const JITTER = 0.5;
+const JITTER = 0.5;
 
 /**
  * exponentialDelay() with jitter taken off: `d·(1 - JITTER·random)`, so that

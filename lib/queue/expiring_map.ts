@@ -6,7 +6,7 @@
  */
 import { BoundedMap, type BoundObserver } from "./bounded.ts";
 
-export interface ExpiringMapOptions {
+interface ExpiringMapOptions {
   retentionMs: number;
   limit: number;
   /** Milliseconds, Date.now by default. */

@@ -20,7 +20,7 @@ export function retryQueue(
 }
 
 /** How a pool runs under the agent's two-stage stop. */
-export interface PoolOptions {
+interface PoolOptions {
   workers: number;
   handle: KeyHandler;
   /** The soft stop: no new keys. */

@@ -17,13 +17,13 @@ import { type Clock, realClock } from "./clock.ts";
 export type Priority = "high" | "low";
 
 /** Refill rate and size of a token bucket. */
-export interface BucketLimits {
+interface BucketLimits {
   qps: number;
   burst: number;
 }
 
 /** The state of a token bucket: tokens may go negative, a debt later refills repay. */
-export interface BucketState {
+interface BucketState {
   tokens: number;
   lastMs: number;
 }

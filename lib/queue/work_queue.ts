@@ -12,7 +12,7 @@ import { noQueueMetrics, type QueueMetricsSink } from "./queue_metrics.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiters.ts";
 
 /** Collaborators of a queue; each has a production default. */
-export interface WorkQueueOptions {
+interface WorkQueueOptions {
   /** Real time unless a test injects a FakeClock. */
   clock?: Clock;
   /** client-go's DefaultTypedControllerRateLimiter, on the queue's clock, unless given. */

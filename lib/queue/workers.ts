@@ -28,7 +28,7 @@ export interface WorkerLogger {
 }
 
 /** How the pool runs. */
-export interface WorkerPoolOptions {
+interface WorkerPoolOptions {
   /** Handlers running at once, at least 1. */
   workers: number;
   handle: KeyHandler;

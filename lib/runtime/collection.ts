@@ -29,19 +29,19 @@ import { setImmediate } from "node:timers";
 import { sleep } from "./sleep.ts";
 
 /** Go's forcegcperiod. */
-export const FULL_COLLECTION_PERIOD_MS = 120_000;
+const FULL_COLLECTION_PERIOD_MS = 120_000;
 
 /** Every how many periodic collections one is a shrink: every 6 minutes. */
-export const SHRINK_EVERY = 3;
+const SHRINK_EVERY = 3;
 
 /** How often the heap is read for growth. */
-export const GROWTH_CHECK_MS = 1_000;
+const GROWTH_CHECK_MS = 1_000;
 
 /** Go's GOGC=100: the heap may grow to twice what the last collection left. */
-export const GROWTH_FACTOR = 2;
+const GROWTH_FACTOR = 2;
 
 /** Below this much growth over the last collection's leftover, no collection on growth. */
-export const GROWTH_FLOOR_BYTES = 8 * 1024 * 1024;
+const GROWTH_FLOOR_BYTES = 8 * 1024 * 1024;
 
 /** What one collection took, why it ran, and the heap before and after (when read). */
 export interface CollectionReport {

@@ -14,7 +14,7 @@ export interface HeartbeatStatus {
 }
 
 /** Beat period. */
-export const HEARTBEAT_INTERVAL_MS = 1000;
+const HEARTBEAT_INTERVAL_MS = 1000;
 /**
  * A heartbeat older than this fails liveness. Ten beats: a busy loop that
  * stalls a few seconds (a large list parsed, a GC) is not a dead agent;

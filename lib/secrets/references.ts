@@ -94,7 +94,7 @@ export interface SecretTemplateInput {
 }
 
 /** A reference (null when the class names none), or a located error message. */
-export type SecretRefResult =
+type SecretRefResult =
   | { ok: true; value: SecretReference | null; warnings: string[] }
   | { ok: false; error: string };
 

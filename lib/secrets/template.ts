@@ -6,7 +6,7 @@
  */
 
 /** The expanded text, or every token that had no value (sorted, unique). */
-export type ExpandResult = { ok: true; value: string } | { ok: false; missing: string[] };
+type ExpandResult = { ok: true; value: string } | { ok: false; missing: string[] };
 
 /**
  * Expands `$name` and `${name}` like Go's os.Expand: `${…}` takes anything up

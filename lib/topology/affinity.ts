@@ -41,7 +41,7 @@ export function volumeNodeAffinity(
 }
 
 /** Whether a PV is this node's, as far as its node affinity tells. */
-export type Accessibility =
+type Accessibility =
   /** The affinity matches this node's segment: the volume lives here. */
   | { kind: "accessible" }
   /** The affinity excludes this node: another agent's volume (upstream: "PV was not provisioned on this node"). */

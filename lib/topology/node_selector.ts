@@ -12,7 +12,7 @@
 import type { NodeSelectorTerm, SelectorRequirement } from "../model/objects.ts";
 
 /** Whether some term matched, or why the terms could not be evaluated. */
-export type MatchResult = { ok: true; matches: boolean } | { ok: false; error: string };
+type MatchResult = { ok: true; matches: boolean } | { ok: false; error: string };
 
 const OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"];
 

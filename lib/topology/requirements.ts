@@ -10,10 +10,10 @@ import type { Segments, Topology, TopologyRequirement } from "../csi/types.ts";
 import type { TopologySelectorTerm } from "../model/objects.ts";
 
 /** One topology as sorted [key, value] pairs (upstream's topologyTerm). */
-export type TopologyTerm = [key: string, value: string][];
+type TopologyTerm = [key: string, value: string][];
 
 /** What the requirements depend on. */
-export interface RequirementsInput {
+interface RequirementsInput {
   /** NodeGetInfo accessible_topology.segments; null when the driver reported none. */
   segment: Segments | null;
   /** This node's name (NODE_NAME), for error messages. */
@@ -23,7 +23,7 @@ export interface RequirementsInput {
 }
 
 /** The requirement (null: send none), or upstream's error text. */
-export type RequirementsResult =
+type RequirementsResult =
   | { ok: true; value: TopologyRequirement | null }
   | { ok: false; error: string };
 

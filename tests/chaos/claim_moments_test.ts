@@ -7,7 +7,7 @@
  * the same with the agent frozen (SIGSTOP) while the claims are deleted and
  * recreated (one sync then sees the old intent and the new claim under the
  * same key), and while the agent is down after it was SIGKILLed with the volume made
- * and no PV (upstream's leak, external-provisioner #486). Each time: the deleted claim leaves no
+ * and no PV (where upstream external-provisioner leaks the volume). Each time: the deleted claim leaves no
  * volume and no PV, the recreated claim ends Bound to one PV, and the
  * driver holds exactly that one volume.
  *

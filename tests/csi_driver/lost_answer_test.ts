@@ -1,5 +1,5 @@
 /**
- * The lost-answer fault (external-provisioner #486's real shape): the driver
+ * The lost-answer fault (how upstream external-provisioner's volume leak happens): the driver
  * does the work, also for a caller that gave up or died meanwhile, and then
  * the answer hangs, fails or is cut off with the connection. The volume
  * stays; asking again with the same name returns it.

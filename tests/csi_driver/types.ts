@@ -99,8 +99,8 @@ export interface FaultSpec {
    * The work is done, then its answer is lost: the call hangs (until the
    * faults are cleared, then answers), fails with `code` (default
    * UNAVAILABLE), or its connection is cut. The work is done even when the
-   * caller gives up or dies before it is (external-provisioner #486: a volume
-   * made for a caller that is gone). Counted by `times` like a code.
+   * caller gives up or dies before it is (how upstream external-provisioner
+   * leaks a volume: it is made for a caller that is gone). Counted by `times` like a code.
    */
   lostAnswer?: LostAnswer;
   /** With latencyMs: each call waits a random time in [latencyMs, latencyMaxMs]. */

@@ -16,11 +16,10 @@ import { recordBytecodeOrder } from "../deploy/bytecode_recording.ts";
 import { BINARY, requireBinary } from "./agent_process.ts";
 
 /**
- * Below this share the order no longer lays out what a start runs. Freshly
- * recorded it names 99.8% of what `--version` loads, and 98.5% of a binary
- * built a few commits earlier; of what a deployed agent runs through claims,
- * 98.6% two commits after the recording. An order without its `S` entries
- * names 51% of the latter.
+ * Below this share the order no longer lays out what a start runs. A fresh
+ * recording, or one a few commits old, names nearly everything `--version`
+ * loads and a deployed agent runs; an order without its `S` entries names
+ * only about half, so the bound tells the two apart.
  */
 const MIN_SHARE_NAMED = 0.9;
 

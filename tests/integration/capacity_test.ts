@@ -32,7 +32,7 @@ const NS = "capacity";
 const FAST = "csi-hostpath-fast";
 /** A volume on node-b that no claim asked for: made and later deleted straight on the driver. */
 const FOREIGN = "made-behind-the-agents-back";
-/** The "within a second" of the issue, with room for a loaded 2-core machine; figures: bench/capacity.ts. */
+/** Capacity is published within a second of a change, with room for a loaded 2-core machine; figures: bench/capacity.ts. */
 const FRESHNESS_BOUND_MS = 1000;
 
 const asMergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);

@@ -14,8 +14,8 @@
  * as version 2. Entries are opaque here; the caller checks each one (validate).
  */
 
-export const JOURNAL_KIND = "csi-node-provisioner-journal";
-export const JOURNAL_VERSION = 2;
+const JOURNAL_KIND = "csi-node-provisioner-journal";
+const JOURNAL_VERSION = 2;
 /** The format before the log: `{"kind":...,"version":1,"entries":[...]}`. */
 const WHOLE_DOCUMENT_VERSION = 1;
 
@@ -26,7 +26,7 @@ export interface JournalShape<T> {
 }
 
 /** A journal read back: its valid entries, and what was wrong with the rest. */
-export interface ParsedJournal<T> {
+interface ParsedJournal<T> {
   entries: T[];
   /** Empty when the whole file was good. */
   problems: string[];

@@ -12,7 +12,7 @@ const DEFAULT_KEEP_SET_ASIDE = 3;
 const SET_ASIDE_INFIX = ".corrupt-";
 
 /** The journal file at `path` as read at start. */
-export interface LoadedJournal<T> {
+interface LoadedJournal<T> {
   entries: T[];
   /** The file's size in bytes. */
   bytes: number;

@@ -1,9 +1,9 @@
 /**
  * Intents: "CreateVolume X for claim Y", written to the journal before the
- * call and cleared once the volume has a PV or is gone (issue: a volume
+ * call and cleared once the volume has a PV or is gone, so that a volume
  * created for a claim that is deleted while the agent is down, or killed
- * between CreateVolume and the PV save, leaked; upstream has the same leak,
- * external-provisioner #486). Pure: what an intent holds, how it is checked
+ * between CreateVolume and the PV save, does not leak (upstream
+ * external-provisioner leaks it). Pure: what an intent holds, how it is checked
  * when read back, and which intents a claim no longer needs.
  *
  * An intent never holds secret data: it keeps the provisioner Secret's

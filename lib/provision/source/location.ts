@@ -4,8 +4,9 @@
  * explained when it is another node. Upstream calls CreateVolume wherever
  * the claim was scheduled; with node-local storage the driver then answers
  * NotFound, which is final, and the claim is retried on the wrong node for
- * ever (csi-driver-host-path#651). Here a claim selected to the wrong node is
- * explained and handed back to the scheduler instead.
+ * ever (nothing in external-provisioner or csi-driver-host-path moves it).
+ * Here a claim selected to the wrong node is explained and handed back to
+ * the scheduler instead.
  */
 import type { Segments } from "../../csi/types.ts";
 import type { PersistentVolume, VolumeNodeAffinity } from "../../model/objects.ts";
