@@ -65,7 +65,7 @@ const EXPLAIN_ROOT = "lib/explain/program.ts";
 const PLATFORM = "lib/runtime/platform.ts";
 
 interface Import {
-  /** A repository path ("lib/kube/rest.ts"), or the bare or node: specifier. */
+  /** A repository path ("lib/kube/rest/client.ts"), or the bare or node: specifier. */
   target: string;
   typeOnly: boolean;
   /** An npm package or a node: built-in. */

@@ -5,7 +5,7 @@
  * informer handlers, the refresh that refresh.ts calls after CreateVolume and
  * DeleteVolume, and readiness until every desired object was published once.
  */
-import type { CacheChange } from "../kube/informer.ts";
+import type { CacheChange } from "../kube/informer/informer.ts";
 import type { StorageClass } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { Logger } from "../log/logger.ts";

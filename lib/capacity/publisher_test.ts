@@ -4,7 +4,7 @@
  * become work, readiness, the poll, and shutdown.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import type { CacheChange } from "../kube/informer.ts";
+import type { CacheChange } from "../kube/informer/informer.ts";
 import type { StorageClass } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import { eventually, flush, gate } from "../../tests/fakes/async.ts";

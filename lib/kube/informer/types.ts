@@ -1,6 +1,6 @@
 /** The informer's shapes: its options, the changes it reports, the API's raw objects and events. */
-import type { Logger } from "../log/logger.ts";
-import type { BackoffBounds } from "../queue/backoff.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { BackoffBounds } from "../../queue/backoff.ts";
 
 /** A change seen by the informer. */
 export interface CacheChange<T> {
@@ -37,7 +37,7 @@ export interface InformerOptions<T> {
   idleTimeoutMs?: number;
   /**
    * The resource is a built-in kind: its JSON is written from a Go struct, so
-   * metadata.managedFields ends ObjectMeta, and managed_fields.ts may cut them
+   * metadata.managedFields ends ObjectMeta, and rest/managed_fields.ts may cut them
    * out of the text before it is parsed. Not for custom resources (a
    * VolumeSnapshot): their keys are written sorted, managedFields before name.
    */

@@ -13,8 +13,8 @@
 import { readFileSync } from "node:fs";
 import type https from "node:https";
 import { dirname, isAbsolute, join } from "node:path";
-import { FatalError } from "../runtime/fatal.ts";
-import type { TlsSettings } from "../runtime/platform.ts";
+import { FatalError } from "../../runtime/fatal.ts";
+import type { TlsSettings } from "../../runtime/platform.ts";
 
 /** TLS settings and authorization headers for one API server. */
 export interface KubeCredentials {

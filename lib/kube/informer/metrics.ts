@@ -5,7 +5,7 @@
  * why it restarted.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import { type InformerHealth, RESTART_REASONS } from "./informer_health.ts";
+import { type InformerHealth, RESTART_REASONS } from "./health.ts";
 
 /** Registers the informer families in `registry`; `informers` is read at each scrape. */
 export function registerInformerMetrics(

@@ -9,7 +9,7 @@
  * then added again; they only enqueue keys, and a worker in that gap finds
  * no object, as after any deletion).
  */
-import { type InformerHealth, RESTART_REASONS, type RestartReason } from "./informer_health.ts";
+import { type InformerHealth, RESTART_REASONS, type RestartReason } from "./health.ts";
 import type { CacheChange, Informer } from "./informer.ts";
 
 export class InformerUnion<T> {

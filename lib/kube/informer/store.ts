@@ -3,8 +3,8 @@
  * change to the handlers registered before the informer ran. Handlers must
  * only enqueue work; one that throws is logged and the others still hear.
  */
-import type { Logger } from "../log/logger.ts";
-import type { CacheChange } from "./informer_types.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { CacheChange } from "./types.ts";
 
 export class InformerStore<T> {
   readonly #objects = new Map<string, T>();

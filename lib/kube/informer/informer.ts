@@ -4,7 +4,7 @@
  * resourceVersion with bookmarks, and restarts after anything else: an
  * error, a 410 Gone (relist), a watch silent for longer than the idle
  * timeout (relist: a server that went quiet may have held anything back), a
- * stream that ended. When it restarts is informer_retry.ts's decision. A
+ * stream that ended. When it restarts is retry.ts's decision. A
  * stream that lived less than MIN_HEALTHY_STREAM_MS without a single event
  * counts as a failure: a server that accepts watches and drops them at once
  * is not healthy. One that sent events made progress however soon it ended
@@ -13,37 +13,26 @@
  * once from the last resourceVersion, as client-go's reflector does
  * (tools/cache/reflector.go, handleWatch: only a watch with no event is "very
  * short"). health() tells readiness and the metrics what happened last
- * (informer_health.ts). There is no periodic resync: retries go through the
+ * (health.ts). There is no periodic resync: retries go through the
  * work queues. Handlers receive keys and the old/new trimmed objects
- * (informer_store.ts), and must only enqueue work.
+ * (store.ts), and must only enqueue work.
  */
-import { API_SERVER_BACKOFF, type BackoffBounds } from "../queue/backoff.ts";
-import { objectKey } from "../model/objects.ts";
+import { API_SERVER_BACKOFF, type BackoffBounds } from "../../queue/backoff.ts";
+import { objectKey } from "../../model/objects.ts";
 import {
   DEFAULT_WATCH_IDLE_TIMEOUT_MS,
   HealthTracker,
   type InformerHealth,
   MIN_HEALTHY_STREAM_MS,
-} from "./informer_health.ts";
-import {
-  decodeWatchLine,
-  listAll,
-  type ListWatchTarget,
-  watchOnce,
-} from "./informer_list_watch.ts";
-import {
-  FIRST_RETRY,
-  isConnectionLoss,
-  nextRetry,
-  type Pass,
-  passOfError,
-} from "./informer_retry.ts";
-import { InformerStore } from "./informer_store.ts";
-import { waitBeforeRetry } from "./informer_wait.ts";
-import type { KubeRest, RetryAfterWait } from "./rest.ts";
-import type { CacheChange, InformerOptions } from "./informer_types.ts";
+} from "./health.ts";
+import { decodeWatchLine, listAll, type ListWatchTarget, watchOnce } from "./list_watch.ts";
+import { FIRST_RETRY, isConnectionLoss, nextRetry, type Pass, passOfError } from "./retry.ts";
+import { InformerStore } from "./store.ts";
+import { waitBeforeRetry } from "./wait.ts";
+import type { KubeRest, RetryAfterWait } from "../rest/client.ts";
+import type { CacheChange, InformerOptions } from "./types.ts";
 
-export type { CacheChange, InformerOptions, RawObject } from "./informer_types.ts";
+export type { CacheChange, InformerOptions, RawObject } from "./types.ts";
 
 const DEFAULT_BACKOFF: BackoffBounds = API_SERVER_BACKOFF;
 

@@ -3,12 +3,12 @@
  * on arrival, and one watch from a resourceVersion with bookmarks, whose
  * lines go to a handler that may end it; and the decoding of a watch line.
  */
-import { objectKey } from "../model/objects.ts";
-import { GoneError, WatchEventError } from "./informer_retry.ts";
-import type { InformerOptions, ListPage, WatchEvent } from "./informer_types.ts";
-import { withoutManagedFields } from "./managed_fields.ts";
-import type { KubeRest, RetryAfterWait } from "./rest.ts";
-import type { StreamEnd } from "./rest_types.ts";
+import { objectKey } from "../../model/objects.ts";
+import { GoneError, WatchEventError } from "./retry.ts";
+import type { InformerOptions, ListPage, WatchEvent } from "./types.ts";
+import { withoutManagedFields } from "../rest/managed_fields.ts";
+import type { KubeRest, RetryAfterWait } from "../rest/client.ts";
+import type { StreamEnd } from "../rest/types.ts";
 
 const MIN_WATCH_TIMEOUT_S = 300;
 

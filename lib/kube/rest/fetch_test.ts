@@ -1,14 +1,14 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import { AbortFanout } from "../queue/abort_fanout.ts";
-import type { FetchLike } from "../runtime/platform.ts";
+import { AbortFanout } from "../../queue/abort_fanout.ts";
+import type { FetchLike } from "../../runtime/platform.ts";
 import {
   fetchJson,
   fetchLines,
   type FetchParts,
   NoAnswerError,
   RequestTimeoutError,
-} from "./rest_fetch.ts";
-import { KubeApiError } from "./rest_types.ts";
+} from "./fetch.ts";
+import { KubeApiError } from "./types.ts";
 
 const T = { headerTimeoutMs: 1000, timeoutMs: 1000 };
 

@@ -4,8 +4,8 @@
  * thousand agents do not relist in the same instant after an API server
  * restart. Pure: the reflector (informer.ts) keeps the state between passes.
  */
-import { type BackoffBounds, jitteredDelay } from "../queue/backoff.ts";
-import { hasStatus, KubeApiError } from "./rest_types.ts";
+import { type BackoffBounds, jitteredDelay } from "../../queue/backoff.ts";
+import { hasStatus, KubeApiError } from "../rest/types.ts";
 
 /** The watch told the list to start over: its resourceVersion is too old. */
 export class GoneError extends Error {}

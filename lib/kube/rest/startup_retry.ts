@@ -6,11 +6,11 @@
  * answer (403, 404, a resource not served) still ends start-up with its
  * clear message.
  */
-import type { Logger } from "../log/logger.ts";
-import { API_SERVER_BACKOFF, type BackoffBounds, jitteredDelay } from "../queue/backoff.ts";
-import { sleep } from "../runtime/sleep.ts";
-import { NoAnswerError, RequestTimeoutError } from "./rest_fetch.ts";
-import { KubeApiError } from "./rest_types.ts";
+import type { Logger } from "../../log/logger.ts";
+import { API_SERVER_BACKOFF, type BackoffBounds, jitteredDelay } from "../../queue/backoff.ts";
+import { sleep } from "../../runtime/sleep.ts";
+import { NoAnswerError, RequestTimeoutError } from "./fetch.ts";
+import { KubeApiError } from "./types.ts";
 
 /** One start-up call, named for the log and /readyz, retried while the API server is away. */
 export type StartupCall = <T>(

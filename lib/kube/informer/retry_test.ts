@@ -6,8 +6,8 @@ import {
   type Pass,
   passOfError,
   WatchEventError,
-} from "./informer_retry.ts";
-import { KubeApiError } from "./rest_types.ts";
+} from "./retry.ts";
+import { KubeApiError } from "../rest/types.ts";
 
 const healthy: Pass = { reason: "stream_end", healthy: true };
 const short: Pass = { reason: "stream_end", healthy: false };

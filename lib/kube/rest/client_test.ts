@@ -4,9 +4,9 @@
  * HTTP server on a local port.
  */
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import { TokenBucket } from "../queue/token_bucket.ts";
+import { TokenBucket } from "../../queue/token_bucket.ts";
 import type { KubeCredentials } from "./credentials.ts";
-import { createKubeRest, KubeApiError, type KubeRest, MAX_RETRY_AFTER_RETRIES } from "./rest.ts";
+import { createKubeRest, KubeApiError, type KubeRest, MAX_RETRY_AFTER_RETRIES } from "./client.ts";
 
 interface Seen {
   method: string;

@@ -1,4 +1,4 @@
-/** The REST client's types and errors, shared by the client (rest.ts) and its transport (rest_fetch.ts). */
+/** The REST client's types and errors, shared by the client (client.ts) and its transport (fetch.ts). */
 
 /** A non-2xx answer of the API server, with its Status reason ("NotFound", "AlreadyExists", "Conflict", "Gone", ...). */
 export class KubeApiError extends Error {

@@ -6,9 +6,9 @@
  * out a backoff of up to 30 s while the agent could work. Not after an error
  * status: that server was there and refused this informer.
  */
-import type { Logger } from "../log/logger.ts";
-import { type BackoffBounds, jitteredDelay } from "../queue/backoff.ts";
-import { sleep } from "../runtime/sleep.ts";
+import type { Logger } from "../../log/logger.ts";
+import { type BackoffBounds, jitteredDelay } from "../../queue/backoff.ts";
+import { sleep } from "../../runtime/sleep.ts";
 
 /** Waits `delayMs`, or less once `answered` resolves; resolves early when `signal` aborts. */
 export async function waitBeforeRetry(delayMs: number, options: {

@@ -9,8 +9,8 @@
  * bookkeeping, so the content itself is compared.
  */
 import { readFileSync } from "node:fs";
-import type { Logger } from "../log/logger.ts";
-import { type TlsFetch, tlsFetch, type TlsSettings } from "../runtime/platform.ts";
+import type { Logger } from "../../log/logger.ts";
+import { type TlsFetch, tlsFetch, type TlsSettings } from "../../runtime/platform.ts";
 
 /** How often the CA file is compared while requests succeed. */
 export const CA_CHECK_INTERVAL_MS = 10_000;

@@ -1,7 +1,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { Registry } from "prom-client";
-import { type InformerHealth, InformerHealthSet } from "./informer_health.ts";
-import { registerInformerMetrics } from "./informer_metrics.ts";
+import { type InformerHealth, InformerHealthSet } from "./health.ts";
+import { registerInformerMetrics } from "./metrics.ts";
 
 function health(overrides: Partial<InformerHealth>): InformerHealth {
   return {

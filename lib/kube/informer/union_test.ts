@@ -4,12 +4,12 @@
  * in-memory KubeRest that answers each label selector on its own stream.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import type { PersistentVolume } from "../model/objects.ts";
-import { createProvisioningCaches } from "./caches.ts";
+import type { PersistentVolume } from "../../model/objects.ts";
+import { createProvisioningCaches } from "../caches.ts";
 import type { CacheChange } from "./informer.ts";
-import type { KubeRequest, KubeRest, StreamOptions } from "./rest.ts";
-import { eventually } from "../../tests/fakes/async.ts";
-import { quiet } from "../../tests/fakes/logger.ts";
+import type { KubeRequest, KubeRest, StreamOptions } from "../rest/client.ts";
+import { eventually } from "../../../tests/fakes/async.ts";
+import { quiet } from "../../../tests/fakes/logger.ts";
 
 const MINE = "csi.storage.k8s.io/drivername=hostpath.csi.k8s.io," +
   "csi.storage.k8s.io/managed-by=external-provisioner-node-a";

@@ -6,12 +6,12 @@
  * as long as the waits lasted (up to ten minutes).
  */
 import { ok, strictEqual } from "node:assert/strict";
-import { TokenBucket } from "../queue/token_bucket.ts";
-import type { KubeCredentials } from "./credentials.ts";
+import { TokenBucket } from "../../queue/token_bucket.ts";
+import type { KubeCredentials } from "../rest/credentials.ts";
 import { Informer } from "./informer.ts";
-import { InformerHealthSet } from "./informer_health.ts";
-import { createKubeRest } from "./rest.ts";
-import { quiet } from "../../tests/fakes/logger.ts";
+import { InformerHealthSet } from "./health.ts";
+import { createKubeRest } from "../rest/client.ts";
+import { quiet } from "../../../tests/fakes/logger.ts";
 
 const WINDOW_MS = 30_000;
 

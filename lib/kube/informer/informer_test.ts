@@ -5,7 +5,7 @@
  * every watch, and the health it reports.
  */
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
+import { createLogger } from "../../log/logger.ts";
 import { type CacheChange, Informer, type RawObject } from "./informer.ts";
 import {
   KubeApiError,
@@ -13,7 +13,7 @@ import {
   type KubeRest,
   type StreamEnd,
   type StreamOptions,
-} from "./rest.ts";
+} from "../rest/client.ts";
 
 interface Item {
   name: string;

@@ -9,10 +9,10 @@
  * deadline, a watch its inactivity bound. Without them a frozen API server
  * or a dead path holds a worker or an informer forever.
  */
-import type { AbortFanout, Unsubscribe } from "../queue/abort_fanout.ts";
-import type { FetchLike } from "../runtime/platform.ts";
+import type { AbortFanout, Unsubscribe } from "../../queue/abort_fanout.ts";
+import type { FetchLike } from "../../runtime/platform.ts";
 import { withoutManagedFields } from "./managed_fields.ts";
-import { apiError, KubeApiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
+import { apiError, KubeApiError, type StreamEnd, type StreamOptions } from "./types.ts";
 
 /** One request, ready for fetch. */
 export interface FetchParts {

@@ -1,7 +1,7 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import { capturing } from "../../tests/fakes/logger.ts";
-import { NoAnswerError, RequestTimeoutError } from "./rest_fetch.ts";
-import { KubeApiError } from "./rest_types.ts";
+import { capturing } from "../../../tests/fakes/logger.ts";
+import { NoAnswerError, RequestTimeoutError } from "./fetch.ts";
+import { KubeApiError } from "./types.ts";
 import { classifyFailure, startupRetry, WARMING_UP_RETRIES } from "./startup_retry.ts";
 
 const noAnswer = () => new NoAnswerError(new TypeError("Connection refused (os error 111)"));

@@ -1,5 +1,5 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import type { TlsFetch, TlsSettings } from "../runtime/platform.ts";
+import type { TlsFetch, TlsSettings } from "../../runtime/platform.ts";
 import { CA_CHECK_INTERVAL_MS, CA_FAILURE_CHECK_MS, caFileTransport } from "./ca_file.ts";
 
 const OLD = "-----BEGIN CERTIFICATE-----\nold\n-----END CERTIFICATE-----\n";

@@ -1,7 +1,7 @@
 /**
  * A small Kubernetes REST client, rate limited like client-go
  * (--kube-api-qps/--kube-api-burst). Requests and watches go through the
- * runtime's native fetch (rest_fetch.ts), with the cluster's TLS settings
+ * runtime's native fetch (fetch.ts), with the cluster's TLS settings
  * bound by lib/runtime/platform.ts: the same code runs in the compiled binary
  * (Bun) and in the unit tests (Deno).
  *
@@ -11,19 +11,19 @@
  * in the compiled binary (SELF_SIGNED_CERT_IN_CHAIN). Bun's native fetch also
  * costs a fraction of the CPU per request of Bun's JavaScript node:https.
  * Raw JSON also lets informers trim objects page by page. Credentials come
- * from lib/kube/credentials.ts.
+ * from lib/kube/rest/credentials.ts.
  */
-import { type Priority, TokenBucket } from "../queue/token_bucket.ts";
-import { AbortFanout } from "../queue/abort_fanout.ts";
-import type { Logger } from "../log/logger.ts";
-import { type TlsFetch, tlsFetch } from "../runtime/platform.ts";
-import { sleep } from "../runtime/sleep.ts";
+import { type Priority, TokenBucket } from "../../queue/token_bucket.ts";
+import { AbortFanout } from "../../queue/abort_fanout.ts";
+import type { Logger } from "../../log/logger.ts";
+import { type TlsFetch, tlsFetch } from "../../runtime/platform.ts";
+import { sleep } from "../../runtime/sleep.ts";
 import { caFileTransport } from "./ca_file.ts";
 import type { KubeCredentials } from "./credentials.ts";
-import { fetchJson, fetchLines, HEADER_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from "./rest_fetch.ts";
-import { KubeApiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
+import { fetchJson, fetchLines, HEADER_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from "./fetch.ts";
+import { KubeApiError, type StreamEnd, type StreamOptions } from "./types.ts";
 
-export { hasStatus, KubeApiError, type StreamEnd, type StreamOptions } from "./rest_types.ts";
+export { hasStatus, KubeApiError, type StreamEnd, type StreamOptions } from "./types.ts";
 
 /** One API request. */
 export interface KubeRequest {
