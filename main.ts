@@ -41,7 +41,10 @@ import { createJournalMetrics } from "./lib/journal/metrics.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
 import { type Intent, INTENT_JOURNAL_SHAPE } from "./lib/provision/intent/intent.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
-import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
+import {
+  createWorkQueueMetrics,
+  type WorkQueueMetrics,
+} from "./lib/queue/work/prometheus_metrics.ts";
 import { boundedMetrics, type BoundFactory } from "./lib/queue/bounded_metrics.ts";
 import { waitForSync } from "./lib/runtime/synced.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";

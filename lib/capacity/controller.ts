@@ -12,7 +12,7 @@ import type { GetCapacityResponse, Segments } from "../csi/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { StorageClass } from "../model/objects.ts";
 import type { NewStorageCapacity, StorageCapacity } from "../model/storage_capacity.ts";
-import type { HandleOutcome } from "../queue/workers.ts";
+import type { HandleOutcome } from "../queue/work/workers.ts";
 import {
   desiredClassNames,
   type DesiredOptions,

@@ -3,9 +3,9 @@
  * before the key is retried and counts the attempt; `forget(key)` ends the
  * tracking once the key succeeded.
  */
-import { exponentialDelay } from "./backoff.ts";
-import { realClock } from "./clock.ts";
-import { TokenBucket } from "./token_bucket.ts";
+import { exponentialDelay } from "../backoff.ts";
+import { realClock } from "../clock.ts";
+import { TokenBucket } from "../token_bucket.ts";
 
 /** How long a key waits before its next attempt, in milliseconds. */
 export interface RateLimiter {

@@ -3,7 +3,7 @@
  * one entry per key (the earliest time wins), and a single timer armed for the
  * earliest entry.
  */
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../clock.ts";
 
 interface Entry {
   key: string;

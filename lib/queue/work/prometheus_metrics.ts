@@ -10,8 +10,8 @@
  * duration histograms are prom-client's own.
  */
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import { realClock } from "./clock.ts";
-import type { QueueMetricsSink } from "./queue_metrics.ts";
+import { realClock } from "../clock.ts";
+import type { QueueMetricsSink } from "./metrics.ts";
 
 /** prometheus.ExponentialBuckets(10e-9, 10, 10): 10 ns up to 10 s. */
 export const WORKQUEUE_DURATION_BUCKETS: readonly number[] = Array.from(

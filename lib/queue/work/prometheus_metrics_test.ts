@@ -1,9 +1,9 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { Registry } from "prom-client";
-import { FakeClock } from "../../tests/fakes/clock.ts";
+import { FakeClock } from "../../../tests/fakes/clock.ts";
 import { createWorkQueueMetrics, WORKQUEUE_DURATION_BUCKETS } from "./prometheus_metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate_limiters.ts";
-import { WorkQueue } from "./work_queue.ts";
+import { WorkQueue } from "./queue.ts";
 
 /** The value of one series in exposition text, or undefined when it is absent. */
 function sample(text: string, series: string): number | undefined {

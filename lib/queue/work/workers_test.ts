@@ -1,9 +1,9 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { capturing } from "../../tests/fakes/logger.ts";
-import { FakeClock } from "../../tests/fakes/clock.ts";
+import { capturing } from "../../../tests/fakes/logger.ts";
+import { FakeClock } from "../../../tests/fakes/clock.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate_limiters.ts";
-import { eventually, flush, gate, peek, PENDING } from "../../tests/fakes/async.ts";
-import { WorkQueue } from "./work_queue.ts";
+import { eventually, flush, gate, peek, PENDING } from "../../../tests/fakes/async.ts";
+import { WorkQueue } from "./queue.ts";
 import { type HandleOutcome, runWorkers } from "./workers.ts";
 
 function fakeQueue(): { queue: WorkQueue; clock: FakeClock } {

@@ -1,8 +1,8 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { FakeClock } from "../../tests/fakes/clock.ts";
+import { FakeClock } from "../../../tests/fakes/clock.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate_limiters.ts";
-import { countedSignal, peek, PENDING } from "../../tests/fakes/async.ts";
-import { WorkQueue } from "./work_queue.ts";
+import { countedSignal, peek, PENDING } from "../../../tests/fakes/async.ts";
+import { WorkQueue } from "./queue.ts";
 
 function fakeQueue(): { queue: WorkQueue; clock: FakeClock } {
   const clock = new FakeClock();

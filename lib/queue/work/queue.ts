@@ -4,11 +4,11 @@
  * (processing set), and a key added while it is processed runs again after
  * done(). Delayed adds keep the earliest time per key.
  */
-import { AbortFanout, type Unsubscribe } from "./abort_fanout.ts";
-import { type Clock, realClock } from "./clock.ts";
+import { AbortFanout, type Unsubscribe } from "../abort_fanout.ts";
+import { type Clock, realClock } from "../clock.ts";
 import { DelayedAdds } from "./delayed_adds.ts";
 import { KeyFifo } from "./key_fifo.ts";
-import { noQueueMetrics, type QueueMetricsSink } from "./queue_metrics.ts";
+import { noQueueMetrics, type QueueMetricsSink } from "./metrics.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiters.ts";
 
 /** Collaborators of a queue; each has a production default. */

@@ -5,9 +5,9 @@
  * taking keys on the soft stop while the calls in flight get until the hard
  * stop.
  */
-import type { QueueMetricsSink } from "./queue_metrics.ts";
+import type { QueueMetricsSink } from "./metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate_limiters.ts";
-import { WorkQueue } from "./work_queue.ts";
+import { WorkQueue } from "./queue.ts";
 import { type KeyHandler, runWorkers, type WorkerLogger } from "./workers.ts";
 
 /** A queue whose failed keys wait base·2^failures, capped. */

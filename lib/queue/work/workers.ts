@@ -3,7 +3,7 @@
  * workers take keys, run the handler and requeue according to the outcome
  * the handler returns. The queue guarantees one handler per key at a time.
  */
-import type { WorkQueue } from "./work_queue.ts";
+import type { WorkQueue } from "./queue.ts";
 
 /** What became of one attempt at a key. */
 export type HandleOutcome =
