@@ -12,8 +12,8 @@ import {
   refuseCapacityProblems,
 } from "./lib/capacity/options.ts";
 import { startProtection } from "./lib/clone/start.ts";
-import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
-import { refreshingCapacity } from "./lib/capacity/refresh.ts";
+import type { CapacityPublisher } from "./lib/capacity/publish/publisher.ts";
+import { refreshingCapacity } from "./lib/capacity/publish/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
 import { parseConfig } from "./lib/config/config.ts";
 import { problemsText } from "./lib/config/help.ts";

@@ -53,8 +53,8 @@ const DECISIONS = new Set([
   "lib/provision/race/may_race.ts",
   "lib/provision/race/published_capacity.ts",
   "lib/delete/decide.ts",
-  "lib/capacity/plan.ts",
-  "lib/capacity/desired.ts",
+  "lib/capacity/plan/plan.ts",
+  "lib/capacity/plan/desired.ts",
   "lib/clone/decide.ts",
 ]);
 const PATHS = ["provision", "delete", "capacity", "clone"];
@@ -263,10 +263,13 @@ Deno.test("rule 1 fails: files of one folder that import each other in a cycle, 
 
 Deno.test("rule 1 fails: a sub-folder is in its parent's layer, and imports up from there", () => {
   const tree = cleanTree();
-  tree.set("lib/provision/race/turn.ts", 'import type { Plan } from "../../capacity/plan.ts";');
+  tree.set(
+    "lib/provision/race/turn.ts",
+    'import type { Plan } from "../../capacity/plan/plan.ts";',
+  );
   tree.set("lib/provision/pv/persistent_volume.ts", 'import { load } from "js-yaml";');
   deepStrictEqual(violations(tree), [
-    "lib/provision/race/turn.ts imports lib/capacity/plan.ts: provision/ may not import capacity/ (layer 5 is not below 5)",
+    "lib/provision/race/turn.ts imports lib/capacity/plan/plan.ts: provision/ may not import capacity/ (layer 5 is not below 5)",
     "lib/provision/pv/persistent_volume.ts: a decision is pure",
   ]);
 });

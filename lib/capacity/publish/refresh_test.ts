@@ -1,6 +1,6 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import type { CsiCaller } from "../csi/connection.ts";
-import { CsiController } from "../csi/controller_service.ts";
+import type { CsiCaller } from "../../csi/connection.ts";
+import { CsiController } from "../../csi/controller_service.ts";
 import { refreshingCapacity } from "./refresh.ts";
 
 /** A driver that answers CreateVolume, fails DeleteVolume and answers GetCapacity. */

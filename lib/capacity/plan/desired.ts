@@ -5,10 +5,10 @@
  * onSCAddOrUpdate); what GetCapacity is asked for each of them (its
  * syncCapacity); and how many there are (its collector's gauges).
  */
-import type { GetCapacityRequest, GetCapacityResponse, Segments } from "../csi/types.ts";
-import { CSI_PARAMETER_PREFIX } from "../model/keys.ts";
-import type { StorageClass } from "../model/objects.ts";
-import type { StorageCapacity } from "../model/storage_capacity.ts";
+import type { GetCapacityRequest, GetCapacityResponse, Segments } from "../../csi/types.ts";
+import { CSI_PARAMETER_PREFIX } from "../../model/keys.ts";
+import type { StorageClass } from "../../model/objects.ts";
+import type { StorageCapacity } from "../../model/storage_capacity.ts";
 import { selectsSegment } from "./segment.ts";
 
 /** Which classes get capacity objects. */

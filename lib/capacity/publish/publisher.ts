@@ -5,16 +5,16 @@
  * informer handlers, the refresh that refresh.ts calls after CreateVolume and
  * DeleteVolume, and readiness until every desired object was published once.
  */
-import type { CacheChange } from "../kube/informer/informer.ts";
-import type { StorageClass } from "../model/objects.ts";
-import type { StorageCapacity } from "../model/storage_capacity.ts";
-import type { Logger } from "../log/logger.ts";
-import type { WorkQueue } from "../queue/work/queue.ts";
-import { type HandleOutcome, runWorkers } from "../queue/work/workers.ts";
-import { waitForSync } from "../runtime/synced.ts";
-import { sleep } from "../runtime/sleep.ts";
+import type { CacheChange } from "../../kube/informer/informer.ts";
+import type { StorageClass } from "../../model/objects.ts";
+import type { StorageCapacity } from "../../model/storage_capacity.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { WorkQueue } from "../../queue/work/queue.ts";
+import { type HandleOutcome, runWorkers } from "../../queue/work/workers.ts";
+import { waitForSync } from "../../runtime/synced.ts";
+import { sleep } from "../../runtime/sleep.ts";
 import type { WriteEchoes } from "./echoes.ts";
-import type { WatchedCache } from "./ports.ts";
+import type { WatchedCache } from "../ports.ts";
 import type { PoolRefresh } from "./refresh.ts";
 
 /** The controller as the publisher drives it. */

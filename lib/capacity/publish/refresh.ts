@@ -8,7 +8,7 @@
  * topology segment; in node mode that is every object of this node. The
  * provisioning and delete controllers do not know that capacity exists.
  */
-import type { CallOptions, CsiCaller, CsiMethod, CsiMethodTypes } from "../csi/connection.ts";
+import type { CallOptions, CsiCaller, CsiMethod, CsiMethodTypes } from "../../csi/connection.ts";
 
 /** The calls after which the driver's free capacity may differ. */
 const POOL_CHANGING: ReadonlySet<CsiMethod> = new Set(["CreateVolume", "DeleteVolume"]);

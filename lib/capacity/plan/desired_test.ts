@@ -6,7 +6,7 @@ import {
   observedCapacity,
 } from "./desired.ts";
 import { nodeTopology, selectsSegment, sortedSegment } from "./segment.ts";
-import { DRIVER, namedClass, SEGMENT, TOPOLOGY_KEY } from "../../tests/builders/provision.ts";
+import { DRIVER, namedClass, SEGMENT, TOPOLOGY_KEY } from "../../../tests/builders/provision.ts";
 
 const OPTIONS = { driverName: DRIVER, immediateBinding: false };
 

@@ -4,17 +4,17 @@
  * become work, readiness, the poll, and shutdown.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import type { CacheChange } from "../kube/informer/informer.ts";
-import type { StorageClass } from "../model/objects.ts";
-import type { StorageCapacity } from "../model/storage_capacity.ts";
-import { eventually, flush, gate } from "../../tests/fakes/async.ts";
-import { WorkQueue } from "../queue/work/queue.ts";
-import type { HandleOutcome } from "../queue/work/workers.ts";
+import type { CacheChange } from "../../kube/informer/informer.ts";
+import type { StorageClass } from "../../model/objects.ts";
+import type { StorageCapacity } from "../../model/storage_capacity.ts";
+import { eventually, flush, gate } from "../../../tests/fakes/async.ts";
+import { WorkQueue } from "../../queue/work/queue.ts";
+import type { HandleOutcome } from "../../queue/work/workers.ts";
 import { WriteEchoes } from "./echoes.ts";
 import { CapacityPublisher, type CapacitySyncer } from "./publisher.ts";
-import { capacityObject } from "../../tests/builders/capacity.ts";
-import { DRIVER, namedClass } from "../../tests/builders/provision.ts";
-import { quiet } from "../../tests/fakes/logger.ts";
+import { capacityObject } from "../../../tests/builders/capacity.ts";
+import { DRIVER, namedClass } from "../../../tests/builders/provision.ts";
+import { quiet } from "../../../tests/fakes/logger.ts";
 
 class FakeCache<T> {
   handlers: ((change: CacheChange<T>) => void)[] = [];

@@ -14,16 +14,16 @@
  * - capacity, maximumVolumeSize and (when the agent sets one) the owner all
  *   equal → no write at all; otherwise one update of what differs.
  */
-import type { Segments } from "../csi/types.ts";
-import { formatBinarySI, parseQuantity } from "../model/quantity.ts";
+import type { Segments } from "../../csi/types.ts";
+import { formatBinarySI, parseQuantity } from "../../model/quantity.ts";
 import type {
   NewStorageCapacity,
   StorageCapacity,
   StorageCapacityChange,
-} from "../model/storage_capacity.ts";
-import type { OwnerReference } from "../model/objects.ts";
+} from "../../model/storage_capacity.ts";
+import type { OwnerReference } from "../../model/objects.ts";
 import type { ObservedCapacity } from "./desired.ts";
-import { isControlledBy, withController } from "./owner.ts";
+import { isControlledBy, withController } from "../owner.ts";
 import { nodeTopology, selectsSegment } from "./segment.ts";
 
 /** upstream's generateName of every object. */

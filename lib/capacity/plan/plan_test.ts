@@ -1,8 +1,8 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { OwnerReference } from "../model/objects.ts";
+import type { OwnerReference } from "../../model/objects.ts";
 import { type CapacityPlan, type CapacityPlanInput, planCapacityChanges } from "./plan.ts";
-import { capacityObject, GiB } from "../../tests/builders/capacity.ts";
-import { LABELS, SEGMENT, TOPOLOGY_KEY } from "../../tests/builders/provision.ts";
+import { capacityObject, GiB } from "../../../tests/builders/capacity.ts";
+import { LABELS, SEGMENT, TOPOLOGY_KEY } from "../../../tests/builders/provision.ts";
 
 const NODE_OWNER: OwnerReference = {
   apiVersion: "v1",

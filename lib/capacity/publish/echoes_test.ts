@@ -1,5 +1,5 @@
 import { strictEqual } from "node:assert/strict";
-import { peek, PENDING } from "../../tests/fakes/async.ts";
+import { peek, PENDING } from "../../../tests/fakes/async.ts";
 import { WriteEchoes } from "./echoes.ts";
 
 const never = new AbortController().signal;

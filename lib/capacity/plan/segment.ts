@@ -6,8 +6,8 @@
  * same way. Comparison of a selector ignores key order, as Go's DeepEqual of
  * maps does, so objects written by upstream in any order are still adopted.
  */
-import type { Segments } from "../csi/types.ts";
-import type { LabelSelector } from "../model/objects.ts";
+import type { Segments } from "../../csi/types.ts";
+import type { LabelSelector } from "../../model/objects.ts";
 
 /** The segment with its keys in sorted order. */
 export function sortedSegment(segment: Segments): Segments {
