@@ -6,14 +6,14 @@
  * race is the race's own predicate (lib/provision/race/may_race.ts
  * mayRace), asked for each node.
  */
-import type { Segments } from "../csi/types.ts";
-import type { Claim, StorageClass } from "../model/objects.ts";
-import type { SourceFacts } from "../provision/source/checks.ts";
-import { mayRace } from "../provision/race/may_race.ts";
-import { NOT_ENOUGH_CAPACITY } from "../provision/race/report.ts";
+import type { Segments } from "../../csi/types.ts";
+import type { Claim, StorageClass } from "../../model/objects.ts";
+import type { SourceFacts } from "../../provision/source/checks.ts";
+import { mayRace } from "../../provision/race/may_race.ts";
+import { NOT_ENOUGH_CAPACITY } from "../../provision/race/report.ts";
 import { type NodeCapacity, nodeLabel } from "./capacity.ts";
-import type { EventInfo, NodeInfo } from "./snapshot.ts";
-import { listText, sizeText } from "./words.ts";
+import type { EventInfo, NodeInfo } from "../snapshot.ts";
+import { listText, sizeText } from "../words.ts";
 
 /** What the race needs to know. */
 export interface RaceInput {

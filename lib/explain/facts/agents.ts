@@ -4,9 +4,9 @@
  * the agent's own flag parser so that the decisions explain replays use the
  * same options the agent does.
  */
-import { parseConfig } from "../config/config.ts";
-import type { Config } from "../config/types.ts";
-import type { PodInfo } from "./snapshot.ts";
+import { parseConfig } from "../../config/config.ts";
+import type { Config } from "../../config/types.ts";
+import type { PodInfo } from "../snapshot.ts";
 
 /** A node's agent as explain sees it. */
 export interface AgentState {

@@ -6,16 +6,16 @@
  * provisioning needs; the node's topology segment is the one its agent
  * published capacity for, when it did.
  */
-import type { Config } from "../config/types.ts";
-import type { DriverInfo } from "../csi/handshake.ts";
-import type { Segments } from "../csi/types.ts";
-import { ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER } from "../model/keys.ts";
-import type { StorageCapacity } from "../model/storage_capacity.ts";
-import { decideClaim, namedProvisioner } from "../provision/decide.ts";
-import { provisionControllerOptions } from "../provision/options.ts";
-import { prepareProvision } from "../provision/request/request.ts";
-import type { ExplainSnapshot, NodeInfo } from "./snapshot.ts";
-import { sizeText } from "./words.ts";
+import type { Config } from "../../config/types.ts";
+import type { DriverInfo } from "../../csi/handshake.ts";
+import type { Segments } from "../../csi/types.ts";
+import { ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER } from "../../model/keys.ts";
+import type { StorageCapacity } from "../../model/storage_capacity.ts";
+import { decideClaim, namedProvisioner } from "../../provision/decide.ts";
+import { provisionControllerOptions } from "../../provision/options.ts";
+import { prepareProvision } from "../../provision/request/request.ts";
+import type { ExplainSnapshot, NodeInfo } from "../snapshot.ts";
+import { sizeText } from "../words.ts";
 
 /** The replayed decision, in words; `blocking` when it is why the claim waits. */
 export interface ReplayedDecision {

@@ -3,15 +3,15 @@
  * the selected node, whose the class is, the capacity table, the owning
  * agent and its replayed decision, the race, the events by object.
  */
-import type { Config } from "../config/types.ts";
-import { ANN_SELECTED_NODE } from "../model/keys.ts";
-import { classifyDataSource } from "../provision/source/classify.ts";
-import { requiredBytes } from "../provision/request/size.ts";
+import type { Config } from "../../config/types.ts";
+import { ANN_SELECTED_NODE } from "../../model/keys.ts";
+import { classifyDataSource } from "../../provision/source/classify.ts";
+import { requiredBytes } from "../../provision/request/size.ts";
 import { agentConfig, agentOnNode, type AgentState } from "./agents.ts";
 import { nodeCapacities, type NodeCapacity } from "./capacity.ts";
 import { nodeSegment, replayDecision, type ReplayedDecision } from "./decision.ts";
 import { type RaceStatus, raceStatus } from "./immediate.ts";
-import type { EventInfo, ExplainSnapshot } from "./snapshot.ts";
+import type { EventInfo, ExplainSnapshot } from "../snapshot.ts";
 
 /** Everything the verdict and the sections are made of. */
 export interface Facts {

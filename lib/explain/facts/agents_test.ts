@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { agentPod } from "../../tests/builders/explain.ts";
+import { agentPod } from "../../../tests/builders/explain.ts";
 import { agentConfig, agentOnNode } from "./agents.ts";
 
 Deno.test("a terminating pod is not ready, and a ready pod beside it is the one judged", () => {

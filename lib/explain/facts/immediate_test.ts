@@ -1,13 +1,19 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { agentPod, capacity, NODES, snapshot, unselected } from "../../tests/builders/explain.ts";
+import {
+  agentPod,
+  capacity,
+  NODES,
+  snapshot,
+  unselected,
+} from "../../../tests/builders/explain.ts";
 import {
   sourceClaim,
   sourceVolume,
   storageClass,
   TOPOLOGY_KEY,
-} from "../../tests/builders/provision.ts";
-import { explainSnapshot } from "./explain.ts";
-import type { ExplainSnapshot } from "./snapshot.ts";
+} from "../../../tests/builders/provision.ts";
+import { explainSnapshot } from "../explain.ts";
+import type { ExplainSnapshot } from "../snapshot.ts";
 
 const immediate = storageClass({ volumeBindingMode: "Immediate" });
 

@@ -1,9 +1,9 @@
 /** Where a bound claim's volume lives: its PV's node affinity against the nodes. */
-import type { NodeSelectorTerm, PersistentVolume } from "../model/objects.ts";
-import { parseQuantity } from "../model/quantity.ts";
-import { matchNodeSelectorTerms } from "../topology/node_selector.ts";
-import type { NodeInfo } from "./snapshot.ts";
-import { sizeText } from "./words.ts";
+import type { NodeSelectorTerm, PersistentVolume } from "../../model/objects.ts";
+import { parseQuantity } from "../../model/quantity.ts";
+import { matchNodeSelectorTerms } from "../../topology/node_selector.ts";
+import type { NodeInfo } from "../snapshot.ts";
+import { sizeText } from "../words.ts";
 
 /**
  * A PV that names the claim in its claimRef while the claim names no volume:

@@ -3,12 +3,12 @@
  * (the CSIStorageCapacity objects kube-scheduler reads): which node each
  * object describes, whether the request fits, largest first.
  */
-import { DRIVER_NAME_LABEL } from "../model/keys.ts";
-import type { LabelSelector } from "../model/objects.ts";
-import { parseQuantity } from "../model/quantity.ts";
-import type { StorageCapacity } from "../model/storage_capacity.ts";
-import { matchNodeSelectorTerms } from "../topology/node_selector.ts";
-import type { NodeInfo } from "./snapshot.ts";
+import { DRIVER_NAME_LABEL } from "../../model/keys.ts";
+import type { LabelSelector } from "../../model/objects.ts";
+import { parseQuantity } from "../../model/quantity.ts";
+import type { StorageCapacity } from "../../model/storage_capacity.ts";
+import { matchNodeSelectorTerms } from "../../topology/node_selector.ts";
+import type { NodeInfo } from "../snapshot.ts";
 
 /** One object's figures. */
 export interface NodeCapacity {

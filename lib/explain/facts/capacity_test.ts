@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { capacity, node, NODES } from "../../tests/builders/explain.ts";
-import { DRIVER, TOPOLOGY_KEY } from "../../tests/builders/provision.ts";
+import { capacity, node, NODES } from "../../../tests/builders/explain.ts";
+import { DRIVER, TOPOLOGY_KEY } from "../../../tests/builders/provision.ts";
 import { nodeCapacities, nodeLabel } from "./capacity.ts";
 
 const Gi = 1024n ** 3n;
