@@ -277,7 +277,10 @@ Deno.test("rule 1 fails: a sub-folder is in its parent's layer, and imports up f
 Deno.test("rule 1 fails: an import up a layer, a path importing another path, a cycle, lib/ importing tests/ or a root", () => {
   const tree = cleanTree();
   tree.set("lib/model/objects.ts", 'import type { KubeApi } from "../kube/api.ts";');
-  tree.set("lib/capacity/publisher.ts", 'import type { Refresh } from "../provision/ports.ts";');
+  tree.set(
+    "lib/capacity/publish/publisher.ts",
+    'import type { Refresh } from "../../provision/ports.ts";',
+  );
   tree.set("lib/queue/clock.ts", 'import { FakeClock } from "../../tests/fakes/clock.ts";');
   tree.set("lib/cache/x.ts", "export {};");
   tree.set("lib/explain/run.ts", 'import { explainProgram } from "./program.ts";');
@@ -291,7 +294,7 @@ Deno.test("rule 1 fails: an import up a layer, a path importing another path, a 
   ok(
     found.some((v) =>
       v.startsWith(
-        "lib/capacity/publisher.ts imports lib/provision/ports.ts: capacity/ may not import provision/",
+        "lib/capacity/publish/publisher.ts imports lib/provision/ports.ts: capacity/ may not import provision/",
       )
     ),
   );
