@@ -12,8 +12,8 @@ import {
   refuseCapacityProblems,
 } from "./lib/capacity/options.ts";
 import { startProtection } from "./lib/clone/start.ts";
-import type { CapacityPublisher } from "./lib/capacity/publisher.ts";
-import { refreshingCapacity } from "./lib/capacity/refresh.ts";
+import type { CapacityPublisher } from "./lib/capacity/publish/publisher.ts";
+import { refreshingCapacity } from "./lib/capacity/publish/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
 import { parseConfig } from "./lib/config/config.ts";
 import { problemsText } from "./lib/config/help.ts";
@@ -31,8 +31,8 @@ import { createMetrics, type Metrics } from "./lib/http/metrics.ts";
 import { serveDiagnostics } from "./lib/http/serve.ts";
 import type { PublishedCapacityCache } from "./lib/kube/caches.ts";
 import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
-import { type StartupCall, startupRetry } from "./lib/kube/startup_retry.ts";
-import { registerInformerMetrics } from "./lib/kube/informer_metrics.ts";
+import { type StartupCall, startupRetry } from "./lib/kube/rest/startup_retry.ts";
+import { registerInformerMetrics } from "./lib/kube/informer/metrics.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
 import { dumpJournal } from "./lib/journal/file/dump.ts";
 import { journalPermissionProblem } from "./lib/journal/disk.ts";
@@ -41,7 +41,10 @@ import { createJournalMetrics } from "./lib/journal/metrics.ts";
 import { createLogger, type Logger } from "./lib/log/logger.ts";
 import { type Intent, INTENT_JOURNAL_SHAPE } from "./lib/provision/intent/intent.ts";
 import { startProvisioning } from "./lib/provision/start.ts";
-import { createWorkQueueMetrics, type WorkQueueMetrics } from "./lib/queue/prometheus_metrics.ts";
+import {
+  createWorkQueueMetrics,
+  type WorkQueueMetrics,
+} from "./lib/queue/work/prometheus_metrics.ts";
 import { boundedMetrics, type BoundFactory } from "./lib/queue/bounded_metrics.ts";
 import { waitForSync } from "./lib/runtime/synced.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";

@@ -49,12 +49,12 @@ const CATEGORIES: readonly [string, (frame: Frame) => boolean][] = [
   ],
   [
     "informers: watch lines → trim → filter → enqueue",
-    urlMatches(/lib\/kube\/(informer|trim|caches|managed_fields)/),
+    urlMatches(/lib\/kube\/(informer|trim|caches|rest\/managed_fields)/),
   ],
   ["events writer", urlMatches(/lib\/kube\/events/)],
   [
     "fetch transport (Bun's native fetch, its TLS settings)",
-    urlMatches(/lib\/runtime\/platform|lib\/kube\/rest_fetch/),
+    urlMatches(/lib\/runtime\/platform|lib\/kube\/rest\/fetch/),
   ],
   ["intent journal (records, writes, fsync)", urlMatches(/lib\/journal\//)],
   ["REST client (requests, rate limiter, timeouts)", urlMatches(/lib\/kube\//)],

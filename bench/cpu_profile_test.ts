@@ -11,7 +11,7 @@ Deno.test("cpuBreakdown() gives native frames to their JavaScript caller and ski
   const profile: CpuProfile = {
     nodes: [
       frame(1, "(root)", "", [2, 5, 7]),
-      frame(2, "onLine", "file:///app/lib/kube/informer.ts", [3, 4]),
+      frame(2, "onLine", "file:///app/lib/kube/informer/informer.ts", [3, 4]),
       frame(3, "parse", "[native code]"),
       frame(4, "execute", "[native code]"),
       frame(5, "socketOnData", "node:_http_client", [6]),
@@ -27,6 +27,23 @@ Deno.test("cpuBreakdown() gives native frames to their JavaScript caller and ski
     },
     { category: "JSON.parse (API responses, watch events)", share: 2 / 6 },
     { category: "informers: watch lines → trim → filter → enqueue", share: 1 / 6 },
+  ]);
+});
+
+Deno.test("cpuBreakdown() finds the transport and the managedFields cut in lib/kube/rest/", () => {
+  const profile: CpuProfile = {
+    nodes: [
+      frame(1, "(root)", "", [2, 3, 4]),
+      frame(2, "readLines", "file:///app/lib/kube/rest/fetch.ts"),
+      frame(3, "withoutManagedFields", "file:///app/lib/kube/rest/managed_fields.ts"),
+      frame(4, "request", "file:///app/lib/kube/rest/client.ts"),
+    ],
+    samples: [2, 2, 3, 4],
+  };
+  deepStrictEqual(cpuBreakdown(profile), [
+    { category: "fetch transport (Bun's native fetch, its TLS settings)", share: 0.5 },
+    { category: "informers: watch lines → trim → filter → enqueue", share: 0.25 },
+    { category: "REST client (requests, rate limiter, timeouts)", share: 0.25 },
   ]);
 });
 

@@ -53,8 +53,8 @@ const DECISIONS = new Set([
   "lib/provision/race/may_race.ts",
   "lib/provision/race/published_capacity.ts",
   "lib/delete/decide.ts",
-  "lib/capacity/plan.ts",
-  "lib/capacity/desired.ts",
+  "lib/capacity/plan/plan.ts",
+  "lib/capacity/plan/desired.ts",
   "lib/clone/decide.ts",
 ]);
 const PATHS = ["provision", "delete", "capacity", "clone"];
@@ -65,7 +65,7 @@ const EXPLAIN_ROOT = "lib/explain/program.ts";
 const PLATFORM = "lib/runtime/platform.ts";
 
 interface Import {
-  /** A repository path ("lib/kube/rest.ts"), or the bare or node: specifier. */
+  /** A repository path ("lib/kube/rest/client.ts"), or the bare or node: specifier. */
   target: string;
   typeOnly: boolean;
   /** An npm package or a node: built-in. */
@@ -263,10 +263,13 @@ Deno.test("rule 1 fails: files of one folder that import each other in a cycle, 
 
 Deno.test("rule 1 fails: a sub-folder is in its parent's layer, and imports up from there", () => {
   const tree = cleanTree();
-  tree.set("lib/provision/race/turn.ts", 'import type { Plan } from "../../capacity/plan.ts";');
+  tree.set(
+    "lib/provision/race/turn.ts",
+    'import type { Plan } from "../../capacity/plan/plan.ts";',
+  );
   tree.set("lib/provision/pv/persistent_volume.ts", 'import { load } from "js-yaml";');
   deepStrictEqual(violations(tree), [
-    "lib/provision/race/turn.ts imports lib/capacity/plan.ts: provision/ may not import capacity/ (layer 5 is not below 5)",
+    "lib/provision/race/turn.ts imports lib/capacity/plan/plan.ts: provision/ may not import capacity/ (layer 5 is not below 5)",
     "lib/provision/pv/persistent_volume.ts: a decision is pure",
   ]);
 });
@@ -274,7 +277,10 @@ Deno.test("rule 1 fails: a sub-folder is in its parent's layer, and imports up f
 Deno.test("rule 1 fails: an import up a layer, a path importing another path, a cycle, lib/ importing tests/ or a root", () => {
   const tree = cleanTree();
   tree.set("lib/model/objects.ts", 'import type { KubeApi } from "../kube/api.ts";');
-  tree.set("lib/capacity/publisher.ts", 'import type { Refresh } from "../provision/ports.ts";');
+  tree.set(
+    "lib/capacity/publish/publisher.ts",
+    'import type { Refresh } from "../../provision/ports.ts";',
+  );
   tree.set("lib/queue/clock.ts", 'import { FakeClock } from "../../tests/fakes/clock.ts";');
   tree.set("lib/cache/x.ts", "export {};");
   tree.set("lib/explain/run.ts", 'import { explainProgram } from "./program.ts";');
@@ -288,7 +294,7 @@ Deno.test("rule 1 fails: an import up a layer, a path importing another path, a 
   ok(
     found.some((v) =>
       v.startsWith(
-        "lib/capacity/publisher.ts imports lib/provision/ports.ts: capacity/ may not import provision/",
+        "lib/capacity/publish/publisher.ts imports lib/provision/ports.ts: capacity/ may not import provision/",
       )
     ),
   );

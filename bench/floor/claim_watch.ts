@@ -3,8 +3,8 @@
  * of every namespace, through the agent's own REST client, held open with no
  * handling of its lines. Prints "ready" once, when the watch has opened.
  */
-import { loadCredentials } from "../../lib/kube/credentials.ts";
-import { createKubeRest } from "../../lib/kube/rest.ts";
+import { loadCredentials } from "../../lib/kube/rest/credentials.ts";
+import { createKubeRest } from "../../lib/kube/rest/client.ts";
 
 /** Opens the watch; resolves once it is started (the caller goes on idling). */
 export async function holdClaimWatch(kubeconfig: string): Promise<void> {

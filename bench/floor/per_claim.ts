@@ -1,6 +1,6 @@
 /**
  * Runtime floor 3 (`deno task bench:floor-claim`): the least work a node agent
- * does per claim, through the agent's own transport modules (lib/kube/rest.ts
+ * does per claim, through the agent's own transport modules (lib/kube/rest/client.ts
  * over fetch, lib/csi/connection.ts over grpc-js) and nothing else: no
  * decisions beyond "selected to my node and not yet handled", no journal, no
  * metrics, no logs, no retries, no work queue. Its CPU and RSS per claim in a
@@ -26,8 +26,8 @@
 import { randomBytes } from "node:crypto";
 import { openCsiConnection } from "../../lib/csi/connection.ts";
 import type { CreateVolumeRequest, Volume } from "../../lib/csi/types.ts";
-import { loadCredentials } from "../../lib/kube/credentials.ts";
-import { createKubeRest, hasStatus, type KubeRest } from "../../lib/kube/rest.ts";
+import { loadCredentials } from "../../lib/kube/rest/credentials.ts";
+import { createKubeRest, hasStatus, type KubeRest } from "../../lib/kube/rest/client.ts";
 import { createLogger } from "../../lib/log/logger.ts";
 import { labelSelector, nodeLabels } from "../../lib/model/labels.ts";
 import type { Claim } from "../../lib/model/objects.ts";

@@ -9,7 +9,7 @@
  */
 import type { CsiCaller } from "../../lib/csi/connection.ts";
 import type { VolumeCapability } from "../../lib/csi/types.ts";
-import type { KubeRest } from "../../lib/kube/rest.ts";
+import type { KubeRest } from "../../lib/kube/rest/client.ts";
 
 /** The one capability the floor program asks for: a mounted single-node volume. */
 export const MOUNT_SINGLE_WRITER: VolumeCapability = {

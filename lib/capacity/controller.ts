@@ -3,7 +3,7 @@
  * the queue, ask the driver (GetCapacity), decide with planCapacityChanges,
  * and carry the plan out: removals first, then the create or update, each
  * within the capacity client's write budget, counted, and its echo expected;
- * then wait until the informer has delivered them all (echoes.ts), so that
+ * then wait until the informer has delivered them all (publish/echoes.ts), so that
  * the next sync of the class starts from a cache that holds them. Every
  * outcome is returned to the worker pool as a value; nothing here loops or
  * sleeps on its own.
@@ -12,15 +12,15 @@ import type { GetCapacityResponse, Segments } from "../csi/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { StorageClass } from "../model/objects.ts";
 import type { NewStorageCapacity, StorageCapacity } from "../model/storage_capacity.ts";
-import type { HandleOutcome } from "../queue/workers.ts";
+import type { HandleOutcome } from "../queue/work/workers.ts";
 import {
   desiredClassNames,
   type DesiredOptions,
   getCapacityRequest,
   isDesiredClass,
   observedCapacity,
-} from "./desired.ts";
-import type { WriteEchoes } from "./echoes.ts";
+} from "./plan/desired.ts";
+import type { WriteEchoes } from "./publish/echoes.ts";
 import { foreignWriteEvent, type ForeignWrites } from "./foreign_writes.ts";
 import type { CapacitySyncMetrics } from "./metrics.ts";
 import { describeOwner } from "./owner.ts";
@@ -29,7 +29,7 @@ import {
   type CapacityRemoval,
   type CapacityWrite,
   planCapacityChanges,
-} from "./plan.ts";
+} from "./plan/plan.ts";
 import type {
   CapacityClient,
   CapacityCsi,

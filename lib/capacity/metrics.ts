@@ -5,7 +5,7 @@
  * class was last published, GetCapacity failures, and the writes made.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { CapacityCounts } from "./desired.ts";
+import type { CapacityCounts } from "./plan/desired.ts";
 
 /** What the controller reports as it works. */
 export interface CapacitySyncMetrics {

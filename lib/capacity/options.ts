@@ -6,11 +6,11 @@
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { Segments } from "../csi/types.ts";
-import type { DesiredOptions } from "./desired.ts";
+import type { DesiredOptions } from "./plan/desired.ts";
 import { labelSelector, nodeLabels } from "../model/labels.ts";
 import { capacityLabelProblems } from "./labels.ts";
 import type { OwnerChoice } from "./owner_lookup.ts";
-import { sortedSegment } from "./segment.ts";
+import { sortedSegment } from "./plan/segment.ts";
 import { FatalError } from "../runtime/fatal.ts";
 
 /** Everything the capacity parts are configured with. */

@@ -6,7 +6,7 @@
  * fakes.
  */
 import type { GetCapacityRequest, GetCapacityResponse } from "../csi/types.ts";
-import type { CacheChange } from "../kube/informer.ts";
+import type { CacheChange } from "../kube/informer/informer.ts";
 import type { EventRecord } from "../model/events.ts";
 import type { ObjectIdentity, ObjectRef, OwnerReference, StorageClass } from "../model/objects.ts";
 import type {
@@ -67,7 +67,7 @@ export interface CapacityOwner {
   confirm(signal: AbortSignal): Promise<"ok" | "gone">;
 }
 
-export type { StartupCall } from "../kube/startup_retry.ts";
+export type { StartupCall } from "../kube/rest/startup_retry.ts";
 
 /** The reads of the start-up checks and of the owner lookup. */
 export interface CapacityStartReads {

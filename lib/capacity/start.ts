@@ -12,13 +12,13 @@ import type { Registry } from "prom-client";
 import type { Logger } from "../log/logger.ts";
 import type { StorageClass } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
-import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
-import { retryQueue } from "../queue/pool.ts";
+import type { WorkQueueMetrics } from "../queue/work/prometheus_metrics.ts";
+import { retryQueue } from "../queue/work/pool.ts";
 import { FatalError } from "../runtime/fatal.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { CapacityController } from "./controller.ts";
-import { countObjects } from "./desired.ts";
-import { WriteEchoes } from "./echoes.ts";
+import { countObjects } from "./plan/desired.ts";
+import { WriteEchoes } from "./publish/echoes.ts";
 import { ForeignWrites, WRITES_LIMIT } from "./foreign_writes.ts";
 import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import { createCapacityMetrics } from "./metrics.ts";
@@ -37,7 +37,7 @@ import type {
   StartupCall,
   WatchedCache,
 } from "./ports.ts";
-import { CapacityPublisher } from "./publisher.ts";
+import { CapacityPublisher } from "./publish/publisher.ts";
 
 /** upstream's queue name, for the workqueue_* series. */
 const CAPACITY_QUEUE_NAME = "csistoragecapacity";
@@ -74,7 +74,7 @@ interface CapacityParts {
 /**
  * Checks, finds the owner, builds the publisher (its informer handlers are
  * registered) and runs it until the soft stop; readiness waits for its first
- * round. Returns the publisher, for the refresh decorator (refresh.ts).
+ * round. Returns the publisher, for the refresh decorator (publish/refresh.ts).
  */
 export async function startCapacity(
   parts: CapacityParts,

@@ -1,9 +1,9 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { KubeApi } from "../kube/api.ts";
-import type { KubeRequest } from "../kube/rest.ts";
-import { NoAnswerError } from "../kube/rest_fetch.ts";
-import { KubeApiError } from "../kube/rest_types.ts";
-import { type StartupCall, startupRetry } from "../kube/startup_retry.ts";
+import type { KubeRequest } from "../kube/rest/client.ts";
+import { NoAnswerError } from "../kube/rest/fetch.ts";
+import { KubeApiError } from "../kube/rest/types.ts";
+import { type StartupCall, startupRetry } from "../kube/rest/startup_retry.ts";
 import { FatalError } from "../runtime/fatal.ts";
 import { CAPACITY_API_MISSING } from "./options.ts";
 import { findCapacityOwner, requireCapacityApi } from "./start.ts";

@@ -11,7 +11,7 @@
 import type { Logger } from "../log/logger.ts";
 import { CLONE_PROTECTION_FINALIZER } from "../model/keys.ts";
 import type { Claim } from "../model/objects.ts";
-import type { HandleOutcome } from "../queue/workers.ts";
+import type { HandleOutcome } from "../queue/work/workers.ts";
 import { decideCloneFinalizer, pendingSource, sourceKey } from "./decide.ts";
 import type { ClaimCache, ClaimChange, CloneApi, VolumeCache } from "./ports.ts";
 

@@ -8,8 +8,8 @@
 import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { Logger } from "../log/logger.ts";
-import { retryQueue, runPool } from "../queue/pool.ts";
-import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import { retryQueue, runPool } from "../queue/work/pool.ts";
+import type { WorkQueueMetrics } from "../queue/work/prometheus_metrics.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { CloningProtectionController } from "./cloning_protection.ts";
 import type { ClaimCache, CloneApi, SnapshotCache, SweepApi, VolumeCache } from "./ports.ts";

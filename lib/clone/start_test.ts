@@ -5,7 +5,7 @@ import type { Config } from "../config/types.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import type { ControllerCapabilityType } from "../csi/types.ts";
 import type { Claim } from "../model/objects.ts";
-import { createWorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import { createWorkQueueMetrics } from "../queue/work/prometheus_metrics.ts";
 import { Lifecycle } from "../runtime/lifecycle.ts";
 import type { ClaimChange, CloneApi, SweepApi } from "./ports.ts";
 import { startProtection } from "./start.ts";

@@ -20,7 +20,7 @@ import type { Logger } from "../log/logger.ts";
 import { PV_PROTECTION_FINALIZER } from "../model/keys.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { BoundedMap } from "../queue/bounded.ts";
-import type { HandleOutcome } from "../queue/workers.ts";
+import type { HandleOutcome } from "../queue/work/workers.ts";
 import {
   confirmDelete,
   decideDelete,

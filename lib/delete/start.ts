@@ -17,9 +17,9 @@ import type {
 } from "./ports.ts";
 import type { Logger } from "../log/logger.ts";
 import type { PersistentVolume } from "../model/objects.ts";
-import { retryQueue, runPool } from "../queue/pool.ts";
+import { retryQueue, runPool } from "../queue/work/pool.ts";
 import type { BoundFactory } from "../queue/bounded_metrics.ts";
-import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import type { WorkQueueMetrics } from "../queue/work/prometheus_metrics.ts";
 import { type Synced, waitForSync } from "../runtime/synced.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { DeleteController } from "./controller.ts";

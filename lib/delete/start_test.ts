@@ -10,7 +10,7 @@ import type { DriverInfo } from "../csi/handshake.ts";
 import type { DeleteVolumeRequest } from "../csi/types.ts";
 import type { EventRecord } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
-import { createWorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import { createWorkQueueMetrics } from "../queue/work/prometheus_metrics.ts";
 import { Lifecycle } from "../runtime/lifecycle.ts";
 import { startDeletion } from "./start.ts";
 import { quiet } from "../../tests/fakes/logger.ts";

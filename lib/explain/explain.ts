@@ -2,7 +2,7 @@
  * The explanation of a claim, pure over its snapshot: a one-line verdict
  * first, then the sections, as plain text in a stable order.
  */
-import { gatherFacts } from "./facts.ts";
+import { gatherFacts } from "./facts/facts.ts";
 import { type Section, sectionsOf } from "./sections.ts";
 import type { ExplainSnapshot } from "./snapshot.ts";
 import { verdictOf } from "./verdict.ts";

@@ -83,7 +83,7 @@ export async function loadSnapshot(
 /**
  * What the Immediate binding race reads about the claim's snapshot or clone
  * source, read the same way (provision/source/load.ts), only while the claim is up
- * for the race; a cross-namespace source is read too, and facts.ts leaves
+ * for the race; a cross-namespace source is read too, and facts/facts.ts leaves
  * it out when the agents' feature gate refuses it. A failed read (RBAC, no
  * snapshot API) is a fact: no node is known to hold the source.
  */

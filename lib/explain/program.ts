@@ -6,9 +6,9 @@
  */
 import process from "node:process";
 import { type ExplainRequest, parseExplainArgs } from "../config/explain.ts";
-import { type KubeCredentials, loadCredentials } from "../kube/credentials.ts";
+import { type KubeCredentials, loadCredentials } from "../kube/rest/credentials.ts";
 import { ExplainReader } from "../kube/explain_reads.ts";
-import { createKubeRest } from "../kube/rest.ts";
+import { createKubeRest } from "../kube/rest/client.ts";
 import { credentialProblem, explainClaim, failure } from "./run.ts";
 
 /** The binary's name and version, for messages and the User-Agent. */

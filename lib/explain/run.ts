@@ -4,7 +4,7 @@
  * API server refuses, an API server it cannot reach). A kubeconfig's content
  * never appears in a message: only its path and the server's address.
  */
-import { KubeApiError } from "../kube/rest_types.ts";
+import { KubeApiError } from "../kube/rest/types.ts";
 import { explainSnapshot, renderExplanation } from "./explain.ts";
 import { type ExplainTarget, loadSnapshot } from "./load.ts";
 import type { ExplainReads } from "./ports.ts";

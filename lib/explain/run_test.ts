@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { KubeApiError } from "../kube/rest_types.ts";
+import { KubeApiError } from "../kube/rest/types.ts";
 import { credentialProblem, explainClaim, readProblem } from "./run.ts";
 import type { ExplainReads } from "./ports.ts";
 

@@ -4,10 +4,10 @@
  * (bound), then the Events of the claim and of its pods.
  */
 import type { PersistentVolume } from "../model/objects.ts";
-import { nodeLabel } from "./capacity.ts";
-import { eventNode, type Facts } from "./facts.ts";
+import { nodeLabel } from "./facts/capacity.ts";
+import { eventNode, type Facts } from "./facts/facts.ts";
 import type { EventInfo } from "./snapshot.ts";
-import { affinityText, volumeNodes } from "./volume.ts";
+import { affinityText, volumeNodes } from "./facts/volume.ts";
 import { ageText, sizeText } from "./words.ts";
 
 /** A titled block of lines. */

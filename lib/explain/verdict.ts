@@ -2,9 +2,9 @@
  * The one-line verdict: where the claim is and the first reason it is there,
  * in the order the README's "why is my claim Pending" list works through.
  */
-import { nodeLabel } from "./capacity.ts";
-import { eventNode, type Facts } from "./facts.ts";
-import { madeForText, volumeNodes } from "./volume.ts";
+import { nodeLabel } from "./facts/capacity.ts";
+import { eventNode, type Facts } from "./facts/facts.ts";
+import { madeForText, volumeNodes } from "./facts/volume.ts";
 import { ageText, listText, sizeText } from "./words.ts";
 
 /** "Pending: …", "Bound: …". */

@@ -19,10 +19,10 @@ import type {
 } from "../model/objects.ts";
 import type { Logger } from "../log/logger.ts";
 import { Discovery } from "./discovery.ts";
-import type { RawObject } from "./informer.ts";
+import type { RawObject } from "./informer/informer.ts";
 import { readNodeUid, readObjectIdentity } from "./owner_objects.ts";
-import type { KubeRest } from "./rest.ts";
-import { hasStatus, KubeApiError } from "./rest_types.ts";
+import type { KubeRest } from "./rest/client.ts";
+import { hasStatus, KubeApiError } from "./rest/types.ts";
 import {
   changeSnapshotFinalizer,
   type FinalizerWrite,

@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { KubeApi } from "./api.ts";
-import { KubeApiError } from "./rest.ts";
+import { KubeApiError } from "./rest/client.ts";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
 
 const CLONE = "provisioner.storage.kubernetes.io/cloning-protection";

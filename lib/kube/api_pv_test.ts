@@ -2,9 +2,9 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import type { PersistentVolume } from "../model/objects.ts";
 import { KubeApi } from "./api.ts";
-import type { KubeRequest } from "./rest.ts";
+import type { KubeRequest } from "./rest/client.ts";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
-import { apiError } from "./rest_types.ts";
+import { apiError } from "./rest/types.ts";
 
 /** "METHOD path" of each request the client sent. */
 const seen = (rest: { requests: KubeRequest[] }) =>

@@ -2,7 +2,7 @@ import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import type { Claim } from "../model/objects.ts";
 import { KubeApi } from "./api.ts";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
-import { KubeApiError } from "./rest.ts";
+import { KubeApiError } from "./rest/client.ts";
 
 const claim: Claim = {
   metadata: { name: "data", namespace: "apps", uid: "u1", resourceVersion: "42" },

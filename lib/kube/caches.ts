@@ -3,13 +3,13 @@
  * this node or of no node yet), StorageClasses, and this node's PVs.
  */
 import type { Logger } from "../log/logger.ts";
-import { Informer } from "./informer.ts";
-import { InformerUnion } from "./informer_union.ts";
+import { Informer } from "./informer/informer.ts";
+import { InformerUnion } from "./informer/union.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
 import { DRIVER_NAME_LABEL } from "../model/keys.ts";
 import { labelSelector, UNLABELLED_SELECTOR } from "../model/labels.ts";
 import type { PublishedCapacity, StorageCapacity } from "../model/storage_capacity.ts";
-import type { KubeRest } from "./rest.ts";
+import type { KubeRest } from "./rest/client.ts";
 import {
   storageCapacityPath,
   trimPublishedCapacity,

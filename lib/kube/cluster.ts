@@ -20,12 +20,12 @@ import {
   type ProvisioningCaches,
   type PublishedCapacityCache,
 } from "./caches.ts";
-import { type KubeCredentials, loadCredentials } from "./credentials.ts";
+import { type KubeCredentials, loadCredentials } from "./rest/credentials.ts";
 import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import { EventSender, MAX_PENDING, MAX_WRITTEN } from "./events.ts";
-import type { Informer } from "./informer.ts";
-import { InformerHealthSet } from "./informer_health.ts";
-import { createKubeRest, type KubeRest } from "./rest.ts";
+import type { Informer } from "./informer/informer.ts";
+import { InformerHealthSet } from "./informer/health.ts";
+import { createKubeRest, type KubeRest } from "./rest/client.ts";
 import { createSnapshotFinalizerInformer } from "./snapshots.ts";
 
 /** What the controllers are built on. */

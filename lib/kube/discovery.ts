@@ -7,8 +7,8 @@
  * cost a fleet of 50 agents 50 more requests at start-up, each authenticated
  * and authorized anew, and counted in no apiserver_request_total series.
  */
-import type { KubeRest } from "./rest.ts";
-import { hasStatus } from "./rest_types.ts";
+import type { KubeRest } from "./rest/client.ts";
+import { hasStatus } from "./rest/types.ts";
 
 /**
  * How long an answer is reused: short, so that a CRD installed later is found

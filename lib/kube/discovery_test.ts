@@ -1,6 +1,6 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { Discovery, DISCOVERY_REUSE_MS } from "./discovery.ts";
-import { KubeApiError } from "./rest_types.ts";
+import { KubeApiError } from "./rest/types.ts";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
 
 const storageV1 = {

@@ -15,7 +15,7 @@ import type { Logger } from "../log/logger.ts";
 import { sleep } from "../runtime/sleep.ts";
 import { capEventMessage, type EventRecord } from "../model/events.ts";
 import { BoundedMap, type BoundObserver } from "../queue/bounded.ts";
-import { hasStatus, KubeApiError, type KubeRest } from "./rest.ts";
+import { hasStatus, KubeApiError, type KubeRest } from "./rest/client.ts";
 
 interface Entry {
   event: EventRecord;

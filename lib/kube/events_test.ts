@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { EventSender, MAX_TRIES_PER_EVENT } from "./events.ts";
 import { type EventRecord } from "../model/events.ts";
-import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
+import { KubeApiError, type KubeRequest, type KubeRest } from "./rest/client.ts";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
 import { capturing, quiet } from "../../tests/fakes/logger.ts";
 

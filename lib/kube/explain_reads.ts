@@ -14,8 +14,8 @@ import type {
 } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { CoreEvent, Node, Pod } from "../model/workload.ts";
-import type { KubeRest } from "./rest.ts";
-import { hasStatus } from "./rest_types.ts";
+import type { KubeRest } from "./rest/client.ts";
+import { hasStatus } from "./rest/types.ts";
 import { readVolumeSnapshot, readVolumeSnapshotContent } from "./snapshots.ts";
 
 /** A list's items (one page: explain reads a limited number). */

@@ -5,8 +5,8 @@
  * owners are read.
  */
 import { groupVersionPath } from "./discovery.ts";
-import type { RawObject } from "./informer.ts";
-import { hasStatus, type KubeRest } from "./rest.ts";
+import type { RawObject } from "./informer/informer.ts";
+import { hasStatus, type KubeRest } from "./rest/client.ts";
 import type { ObjectIdentity, ObjectRef, OwnerReference } from "../model/objects.ts";
 
 interface ResourceList {

@@ -10,8 +10,8 @@
 import type { Logger } from "../log/logger.ts";
 import { SNAPSHOT_API_GROUP } from "../model/keys.ts";
 import type { Metadata, VolumeSnapshot, VolumeSnapshotContent } from "../model/objects.ts";
-import { Informer, type RawObject } from "./informer.ts";
-import { hasStatus, type KubeRest } from "./rest.ts";
+import { Informer, type RawObject } from "./informer/informer.ts";
+import { hasStatus, type KubeRest } from "./rest/client.ts";
 
 const GROUP_VERSION = `${SNAPSHOT_API_GROUP}/v1`;
 /** Attempts of a finalizer write that meets conflicts. */

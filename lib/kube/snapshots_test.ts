@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { capturing } from "../../tests/fakes/logger.ts";
-import { KubeApiError } from "./rest.ts";
+import { KubeApiError } from "./rest/client.ts";
 import {
   changeSnapshotFinalizer,
   readVolumeSnapshot,

@@ -13,10 +13,10 @@ import type {
   StorageCapacityChange,
 } from "../model/storage_capacity.ts";
 import { TokenBucket } from "../queue/token_bucket.ts";
-import type { KubeCredentials } from "./credentials.ts";
-import type { RawObject } from "./informer.ts";
-import { createKubeRest, type KubeRest } from "./rest.ts";
-import { hasStatus } from "./rest_types.ts";
+import type { KubeCredentials } from "./rest/credentials.ts";
+import type { RawObject } from "./informer/informer.ts";
+import { createKubeRest, type KubeRest } from "./rest/client.ts";
+import { hasStatus } from "./rest/types.ts";
 
 const STORAGE_CAPACITY_API_VERSION = "storage.k8s.io/v1";
 

@@ -1,6 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
-import { KubeApiError } from "./rest.ts";
+import { KubeApiError } from "./rest/client.ts";
 import {
   createStorageCapacity,
   deleteStorageCapacity,

@@ -5,7 +5,7 @@
  * with the cluster.
  */
 import { ANN_SELECTED_NODE, CLONE_PROTECTION_FINALIZER } from "../model/keys.ts";
-import type { RawObject } from "./informer.ts";
+import type { RawObject } from "./informer/informer.ts";
 import type { Claim, Metadata, PersistentVolume, StorageClass } from "../model/objects.ts";
 
 type Raw = RawObject;

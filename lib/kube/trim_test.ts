@@ -3,7 +3,7 @@
  * sends them (parsed watch events, managedFields already cut out).
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import type { RawObject } from "./informer_types.ts";
+import type { RawObject } from "./informer/types.ts";
 import { trimClaim, trimPersistentVolume } from "./trim.ts";
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";

@@ -14,7 +14,7 @@
 import { CsiError } from "../csi/status.ts";
 import type { CreateVolumeResponse } from "../csi/types.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
-import type { HandleOutcome } from "../queue/workers.ts";
+import type { HandleOutcome } from "../queue/work/workers.ts";
 import { Attempt } from "./attempt.ts";
 import { BackgroundCalls } from "./intent/background_calls.ts";
 import { claimStorageClassName } from "./request/claim_class.ts";

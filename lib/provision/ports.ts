@@ -112,7 +112,7 @@ export interface DataSourceApi {
   ): Promise<SnapshotFinalizerWrite>;
 }
 
-export type { StartupCall } from "../kube/startup_retry.ts";
+export type { StartupCall } from "../kube/rest/startup_retry.ts";
 
 /** Discovery, for the start-up check of the VolumeAttributesClass API. */
 export interface Discovery {

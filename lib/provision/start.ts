@@ -26,12 +26,12 @@ import type {
 } from "./ports.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Claim, PersistentVolume, StorageClass } from "../model/objects.ts";
-import { retryQueue, runPool } from "../queue/pool.ts";
+import { retryQueue, runPool } from "../queue/work/pool.ts";
 import type { BoundFactory } from "../queue/bounded_metrics.ts";
-import type { WorkQueueMetrics } from "../queue/prometheus_metrics.ts";
+import type { WorkQueueMetrics } from "../queue/work/prometheus_metrics.ts";
 import { type Synced, waitForSync } from "../runtime/synced.ts";
-import { defaultControllerRateLimiter } from "../queue/rate_limiters.ts";
-import { WorkQueue } from "../queue/work_queue.ts";
+import { defaultControllerRateLimiter } from "../queue/work/rate_limiters.ts";
+import { WorkQueue } from "../queue/work/queue.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
 import { claimStorageClassName } from "./request/claim_class.ts";
 import type { ProvisionControllerOptions } from "./context.ts";

@@ -3,7 +3,7 @@
  * the agent (start.ts) and the tests' worlds build them here, so that a
  * test runs the controller as the agent does.
  */
-import type { WorkQueue } from "../queue/work_queue.ts";
+import type { WorkQueue } from "../queue/work/queue.ts";
 import type { ProvisionControllerDeps, ProvisionControllerOptions } from "./context.ts";
 import { ProvisionController } from "./controller.ts";
 import { PvSaver } from "./pv/saver.ts";

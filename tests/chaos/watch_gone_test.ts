@@ -15,7 +15,7 @@ import { isWatch } from "../cluster/stall_proxy.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
 import { createNamespace, waitClaimsBound } from "../cluster/workloads.ts";
 import { startOurAgents } from "../integration/support.ts";
-import { MIN_HEALTHY_STREAM_MS } from "../../lib/kube/informer_health.ts";
+import { MIN_HEALTHY_STREAM_MS } from "../../lib/kube/informer/health.ts";
 import {
   assertAgentsRunning,
   assertOnePvEach,
@@ -58,7 +58,7 @@ Deno.test("410 Gone on every watch after etcd compaction, three times: no stall,
         return counts.up === counts.all && counts.all > 0 && counts;
       }, { description: "every informer watching", timeoutMs: 30_000 });
       // Each blip hits watches that lasted (rapid blips in a row escalate the
-      // backoff on purpose: lib/kube/informer.ts).
+      // backoff on purpose: lib/kube/informer/informer.ts).
       await delay(MIN_HEALTHY_STREAM_MS + 1000);
       // Two writes no agent watches: every agent's resourceVersion is then
       // older than the compacted revision (equal to it would resume fine).

@@ -17,7 +17,7 @@ import type { ProvisionController } from "../../lib/provision/controller.ts";
 import { type Intent, INTENT_JOURNAL_SHAPE } from "../../lib/provision/intent/intent.ts";
 import type { ProvisionApi, ProvisionCsi } from "../../lib/provision/ports.ts";
 import { wireProvisioning } from "../../lib/provision/wiring.ts";
-import { WorkQueue } from "../../lib/queue/work_queue.ts";
+import { WorkQueue } from "../../lib/queue/work/queue.ts";
 import {
   DRIVER,
   NODE,

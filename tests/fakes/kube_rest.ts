@@ -1,5 +1,5 @@
 /** The one KubeRest of unit tests: no server, scripted answers, every request recorded. */
-import type { KubeRequest, KubeRest } from "../../lib/kube/rest.ts";
+import type { KubeRequest, KubeRest } from "../../lib/kube/rest/client.ts";
 
 /** What the fake does beyond its list of answers. */
 export interface RestScript {

@@ -19,8 +19,8 @@ import type {
 } from "../../lib/model/objects.ts";
 import type { Logger } from "../../lib/log/logger.ts";
 import { quiet } from "./logger.ts";
-import { WorkQueue } from "../../lib/queue/work_queue.ts";
-import type { HandleOutcome } from "../../lib/queue/workers.ts";
+import { WorkQueue } from "../../lib/queue/work/queue.ts";
+import type { HandleOutcome } from "../../lib/queue/work/workers.ts";
 import type { Intent } from "../../lib/provision/intent/intent.ts";
 import type { ProvisionApi, ProvisionCsi, PvCreateOutcome } from "../../lib/provision/ports.ts";
 import { wireProvisioning } from "../../lib/provision/wiring.ts";

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { startCluster } from "../cluster/cluster.ts";
 import { clientsFromKubeconfig } from "../cluster/kubeconfig.ts";
 import { createRotatedServingCert } from "../cluster/pki.ts";
-import { CA_CHECK_INTERVAL_MS } from "../../lib/kube/ca_file.ts";
+import { CA_CHECK_INTERVAL_MS } from "../../lib/kube/rest/ca_file.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
 import { createNamespace } from "../cluster/workloads.ts";
 import { selectedClaim, startOurAgents, waitForReady } from "./support.ts";

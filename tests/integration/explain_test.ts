@@ -358,7 +358,7 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
         );
         assertOneLine(
           await runExplain(["-n", NS, "bound", `--kubeconfig=${broken}`]),
-          // lib/kube/credentials.ts's own message: where the YAML breaks, never what it says.
+          // lib/kube/rest/credentials.ts's own message: where the YAML breaks, never what it says.
           `kubeconfig ${broken}: is not valid YAML or JSON (deficient indentation at line 5, column 3)`,
         );
         const wrong = join(dir, "wrong-token");

@@ -31,8 +31,8 @@ import { accessibilityOn, holdsThisNodesVolume } from "../../topology/affinity.t
 import type { EventRecorder, Journal, ProvisionApi, ProvisionCsi } from "../ports.ts";
 import type { EventSubject } from "../../model/events.ts";
 import type { PersistentVolume } from "../../model/objects.ts";
-import type { WorkQueue } from "../../queue/work_queue.ts";
-import { type HandleOutcome, runWorkers } from "../../queue/workers.ts";
+import type { WorkQueue } from "../../queue/work/queue.ts";
+import { type HandleOutcome, runWorkers } from "../../queue/work/workers.ts";
 import { BoundedMap } from "../../queue/bounded.ts";
 
 /** A PV to save, with what deleting its volume would take. */

@@ -21,8 +21,8 @@
 import { ANN_SELECTED_NODE } from "../../model/keys.ts";
 import type { Claim, StorageClass } from "../../model/objects.ts";
 import { type Clock, realClock } from "../../queue/clock.ts";
-import { JitteredExponentialRateLimiter } from "../../queue/rate_limiters.ts";
-import type { HandleOutcome } from "../../queue/workers.ts";
+import { JitteredExponentialRateLimiter } from "../../queue/work/rate_limiters.ts";
+import type { HandleOutcome } from "../../queue/work/workers.ts";
 import type { RaceDeps, RaceOptions } from "./ports.ts";
 import { Commitments } from "./commitments.ts";
 import { mayRace } from "./may_race.ts";

@@ -9,7 +9,7 @@ import type { Logger } from "../../log/logger.ts";
 import type { Claim, StorageClass } from "../../model/objects.ts";
 import type { PublishedCapacity } from "../../model/storage_capacity.ts";
 import type { Clock } from "../../queue/clock.ts";
-import type { HandleOutcome } from "../../queue/workers.ts";
+import type { HandleOutcome } from "../../queue/work/workers.ts";
 import type { EventRecorder, Lookup } from "../ports.ts";
 import type { GetCapacityCsi } from "./get_capacity.ts";
 import type { ProvisionOptions } from "../request/request.ts";
