@@ -1,7 +1,7 @@
 /**
  * What `explain` reads from the cluster about one claim, as plain data: the
  * loader (load.ts) fills it through the ExplainReads port, the diagnosis
- * (diagnose.ts) reads only this. Objects keep the API's own JSON shape, cut
+ * (explain.ts and facts/) reads only this. Objects keep the API's own JSON shape, cut
  * down to the fields the explanation uses.
  */
 import type {
