@@ -5,15 +5,10 @@
  * every watch, and the health it reports.
  */
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
-import { createLogger } from "../log/logger.ts";
 import { type CacheChange, Informer, type RawObject } from "./informer.ts";
-import {
-  KubeApiError,
-  type KubeRequest,
-  type KubeRest,
-  type StreamEnd,
-  type StreamOptions,
-} from "./rest.ts";
+import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
+import { recordingRest, scriptedWatches, type WatchScript } from "../../tests/fakes/kube_rest.ts";
+import { capturing, quiet } from "../../tests/fakes/logger.ts";
 
 interface Item {
   name: string;
@@ -26,48 +21,34 @@ const raw = (item: Item): RawObject => ({
   keep: item.keep ?? true,
 });
 
-/** A watch: lines through options.onLine, then how it ended (default "end"). */
-type WatchScript = (options: StreamOptions, request: KubeRequest) => Promise<StreamEnd | void>;
-
 /** Lists answer from `pages` (the last list repeats); watches run the next script. */
 function scriptedRest(script: { lists: RawObject[][][]; watches: WatchScript[] }) {
+  const watches = scriptedWatches(script.watches);
+  const rest = recordingRest([], { otherwise: pagedLists(script.lists), watch: watches.watch });
   const seen = {
-    lists: [] as KubeRequest[],
-    watches: [] as KubeRequest[],
-    inactivity: [] as number[],
-  };
-  let list = 0;
-  let page = 0;
-  const rest: KubeRest = {
-    request: <T>(request: KubeRequest) => {
-      seen.lists.push(request);
-      const pages = script.lists[Math.min(list, script.lists.length - 1)] ?? [];
-      const items = pages[page] ?? [];
-      const last = page >= pages.length - 1;
-      page = last ? 0 : page + 1;
-      if (last) list++;
-      const metadata = {
-        resourceVersion: `list-${list}`,
-        ...(last ? {} : { continue: `page-${page}` }),
-      };
-      return Promise.resolve({ metadata, items } as T);
-    },
-    stream: (request, options) => {
-      seen.watches.push(request);
-      seen.inactivity.push(options.inactivityMs);
-      const next = script.watches.shift();
-      if (next === undefined) {
-        options.onOpen?.();
-        return new Promise((resolve) =>
-          options.signal.addEventListener("abort", () => resolve("aborted"), { once: true })
-        );
-      }
-      options.onOpen?.();
-      return next(options, request).then((end) => end ?? "end");
-    },
-    close: () => {},
+    lists: rest.requests,
+    watches: watches.requests,
+    inactivity: watches.inactivityMs,
   };
   return { rest, seen };
+}
+
+/** Answers list requests page by page, with continue tokens, list after list. */
+function pagedLists(lists: RawObject[][][]): () => unknown {
+  let list = 0;
+  let page = 0;
+  return () => {
+    const pages = lists[Math.min(list, lists.length - 1)] ?? [];
+    const items = pages[page] ?? [];
+    const last = page >= pages.length - 1;
+    page = last ? 0 : page + 1;
+    if (last) list++;
+    const metadata = {
+      resourceVersion: `list-${list}`,
+      ...(last ? {} : { continue: `page-${page}` }),
+    };
+    return { metadata, items };
+  };
 }
 
 const event = (type: string, item: Item) => JSON.stringify({ type, object: raw(item) });
@@ -77,10 +58,10 @@ function informer(
   overrides: {
     backoff?: { baseMs: number; maxMs: number };
     now?: () => number;
-    log?: (line: string) => void;
   } = {},
 ) {
   const changes: string[] = [];
+  const { logger, lines } = capturing(5, "json");
   const cache = new Informer<{ name: string; rv: string }>(rest, {
     resource: "things",
     path: "/api/v1/things",
@@ -89,11 +70,7 @@ function informer(
         ? undefined
         : { name: object.metadata.name, rv: object.metadata.resourceVersion ?? "" },
     resourceVersionOf: (object) => object.rv,
-    logger: createLogger({
-      verbosity: overrides.log ? 5 : 0,
-      format: "json",
-      sink: { write: (line) => overrides.log?.(line) },
-    }),
+    logger,
     backoff: overrides.backoff ?? { baseMs: 5, maxMs: 20 },
     idleTimeoutMs: 1234,
     pageSize: 2,
@@ -103,18 +80,14 @@ function informer(
   cache.onChange((change: CacheChange<{ name: string; rv: string }>) =>
     changes.push(`${change.old ? (change.new ? "update" : "delete") : "add"} ${change.key}`)
   );
-  return { cache, changes };
+  return { cache, changes, lines };
 }
 
 /** The delays the informer's "List/watch failed, restarting" lines announce, in order. */
-function failureRetries(): { retries: number[]; log: (line: string) => void } {
-  const retries: number[] = [];
-  const log = (line: string) => {
-    const record = JSON.parse(line);
-    if (record.msg === "List/watch failed, restarting") retries.push(record.retryInMs);
-  };
-  return { retries, log };
-}
+const failureRetries = (lines: string[]): number[] =>
+  lines.map((line) => JSON.parse(line))
+    .filter((record) => record.msg === "List/watch failed, restarting")
+    .map((record) => record.retryInMs);
 
 async function until(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 400 && !condition(); i++) {
@@ -335,12 +308,10 @@ Deno.test("Informer resumes at once from the last resourceVersion after a short 
       },
     ],
   });
-  const { retries, log } = failureRetries();
-  const { cache, changes } = informer(rest, {
+  const { cache, changes, lines } = informer(rest, {
     // A backoff would outlast until()'s 2 s.
     backoff: { baseMs: 60_000, maxMs: 60_000 },
     now: () => clock,
-    log,
   });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
@@ -350,7 +321,7 @@ Deno.test("Informer resumes at once from the last resourceVersion after a short 
     ["list-1", "5", "7"],
   );
   deepStrictEqual(changes, ["add ns/a", "update ns/a"]);
-  deepStrictEqual(retries, [], "no failure announced");
+  deepStrictEqual(failureRetries(lines), [], "no failure announced");
   const health = cache.health();
   strictEqual(health.failingSince, undefined);
   strictEqual(health.restarts.stream_end, 2);
@@ -369,13 +340,15 @@ Deno.test("Informer starts its backoff over after a watch that lasted, however i
       return Promise.reject(new Error("connection reset"));
     }],
   });
-  const { retries, log } = failureRetries();
-  const { cache } = informer(rest, { backoff: { baseMs: 10, maxMs: 1000 }, now: () => clock, log });
+  const { cache, lines } = informer(rest, {
+    backoff: { baseMs: 10, maxMs: 1000 },
+    now: () => clock,
+  });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
   await until(() => seen.watches.length === 4);
   // 10, 20, then 10 again: the third failure came after a watch that lasted.
-  deepStrictEqual(retries, [10, 20, 10]);
+  deepStrictEqual(failureRetries(lines), [10, 20, 10]);
   stop.abort();
   await running;
 });
@@ -387,17 +360,13 @@ Deno.test("Informer relists after the base delay on a 410 that ends an escalatio
     lists: [[[raw({ name: "a", rv: "1" })]]],
     watches: [broken, broken, broken, gone, gone],
   });
-  const retries: string[] = [];
-  const { cache } = informer(rest, {
-    backoff: { baseMs: 10, maxMs: 1000 },
-    log: (line) => {
-      const record = JSON.parse(line);
-      if (record.retryInMs !== undefined) retries.push(`${record.msg}: ${record.retryInMs}`);
-    },
-  });
+  const { cache, lines } = informer(rest, { backoff: { baseMs: 10, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
   await until(() => seen.watches.length === 6);
+  const retries = lines.map((line) => JSON.parse(line))
+    .filter((record) => record.retryInMs !== undefined)
+    .map((record) => `${record.msg}: ${record.retryInMs}`);
   deepStrictEqual(retries, [
     "List/watch failed, restarting: 10",
     "List/watch failed, restarting: 20",
@@ -417,11 +386,9 @@ Deno.test("Informer waiting out a backoff after a lost connection retries soon o
     watches: Array.from({ length: 10 }, () => broken),
   });
   const back = Promise.withResolvers<void>();
-  const lines: string[] = [];
   // Delays 2, 4, ... 512 ms, then 1024 ms after the tenth refusal.
-  const { cache } = informer({ ...rest, answered: () => back.promise }, {
+  const { cache, lines } = informer({ ...rest, answered: () => back.promise }, {
     backoff: { baseMs: 2, maxMs: 60_000 },
-    log: (line) => lines.push(JSON.parse(line).msg),
   });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
@@ -432,7 +399,8 @@ Deno.test("Informer waiting out a backoff after a lost connection retries soon o
   await until(() => seen.watches.length === 11);
   const waited = performance.now() - answeredAt;
   ok(waited < 800, `retried ${waited} ms after the answer, not after the 1024 ms backoff`);
-  ok(lines.includes("The API server answers again: retrying"), lines.join("\n"));
+  const messages = lines.map((line) => JSON.parse(line).msg);
+  ok(messages.includes("The API server answers again: retrying"), lines.join("\n"));
   stop.abort();
   await running;
 });
@@ -445,13 +413,12 @@ Deno.test("Informer starts its backoff over once when the server answers again a
     lists: [[[raw({ name: "a", rv: "1" })]]],
     watches: [lost, lost, lost, forbidden, forbidden, lost, forbidden],
   });
-  const { retries, log } = failureRetries();
-  const { cache } = informer(rest, { backoff: { baseMs: 2, maxMs: 1000 }, log });
+  const { cache, lines } = informer(rest, { backoff: { baseMs: 2, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
   await until(() => seen.watches.length === 8);
   // Lost 2, 4, 8; the server answers (403): 2, then 4; lost 8, answered again: no second reset, 16.
-  deepStrictEqual(retries, [2, 4, 8, 2, 4, 8, 16]);
+  deepStrictEqual(failureRetries(lines), [2, 4, 8, 2, 4, 8, 16]);
   stop.abort();
   await running;
 });
@@ -511,7 +478,7 @@ Deno.test("Informer cuts managedFields before parsing only for a built-in kind",
       path: "/api/v1/things",
       trim: (object) => (trimmed.push(object), object),
       resourceVersionOf: (object) => object.metadata.resourceVersion ?? "",
-      logger: createLogger({ verbosity: 0, format: "json", sink: { write: () => {} } }),
+      logger: quiet,
       cutManagedFields,
     });
     const stop = new AbortController();
