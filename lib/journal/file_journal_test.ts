@@ -9,7 +9,6 @@ import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Registry } from "prom-client";
-import { createLogger } from "../log/logger.ts";
 import {
   type FileJournalOptions,
   JournalFullError,
@@ -18,6 +17,7 @@ import {
 } from "./file_journal.ts";
 import { parseJournal } from "./file/format.ts";
 import { createJournalMetrics } from "./metrics.ts";
+import { capturing } from "../../tests/fakes/logger.ts";
 
 interface Entry {
   key: string;
@@ -26,8 +26,7 @@ interface Entry {
 }
 
 function setUp(overrides: Partial<FileJournalOptions<Entry>> = {}) {
-  const lines: string[] = [];
-  const logger = createLogger({ verbosity: 2, sink: { write: (line) => lines.push(line) } });
+  const { logger, lines } = capturing(2);
   const registry = new Registry();
   const options: FileJournalOptions<Entry> = {
     keyOf: (entry) => entry.key,

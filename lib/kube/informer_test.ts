@@ -9,6 +9,7 @@ import { type CacheChange, Informer, type RawObject } from "./informer.ts";
 import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
 import { recordingRest, scriptedWatches, type WatchScript } from "../../tests/fakes/kube_rest.ts";
 import { capturing, quiet } from "../../tests/fakes/logger.ts";
+import { waitFor } from "../../tests/fakes/async.ts";
 
 interface Item {
   name: string;
@@ -89,13 +90,6 @@ const failureRetries = (lines: string[]): number[] =>
     .filter((record) => record.msg === "List/watch failed, restarting")
     .map((record) => record.retryInMs);
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !condition(); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  ok(condition(), "condition not reached");
-}
-
 Deno.test("Informer lists in pages, keeps only what trim keeps, then reports synced", async () => {
   const { rest, seen } = scriptedRest({
     lists: [[[raw({ name: "a", rv: "1" }), raw({ name: "b", rv: "2", keep: false })], [
@@ -106,7 +100,7 @@ Deno.test("Informer lists in pages, keeps only what trim keeps, then reports syn
   const { cache, changes } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => cache.hasSynced());
+  await waitFor(() => cache.hasSynced(), "synced");
   deepStrictEqual(cache.list().map((item) => item.name), ["a", "c"]);
   deepStrictEqual(changes, ["add ns/a", "add ns/c"]);
   strictEqual(seen.lists[1]?.query?.["continue"], "page-1");
@@ -126,7 +120,7 @@ Deno.test("Informer refuses a change handler once run() has started: it would mi
   const stop = new AbortController();
   const running = cache.run(stop.signal);
   throws(() => cache.onChange(() => {}), /onChange\(\) after run\(\) has started/);
-  await until(() => cache.hasSynced());
+  await waitFor(() => cache.hasSynced(), "synced");
   stop.abort();
   await running;
 });
@@ -153,7 +147,7 @@ Deno.test("Informer applies watch events, follows bookmarks and resumes from the
   const { cache, changes } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 2);
+  await waitFor(() => seen.watches.length === 2, "2 watches");
   deepStrictEqual(changes, ["add ns/a", "add ns/b", "update ns/a", "delete ns/b", "delete ns/a"]);
   strictEqual(cache.size, 0);
   strictEqual(seen.watches[0]?.query?.["resourceVersion"], "list-1");
@@ -190,8 +184,8 @@ Deno.test("Informer relists on 410 Gone and reports objects that vanished meanwh
   const { cache, changes } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.lists.length === 3);
-  await until(() => seen.watches.length === 3);
+  await waitFor(() => seen.lists.length === 3, "3 lists");
+  await waitFor(() => seen.watches.length === 3, "3 watches");
   deepStrictEqual(changes, ["add ns/a", "add ns/b", "delete ns/a", "update ns/b"]);
   const health = cache.health();
   deepStrictEqual([health.restarts.expired, health.restarts.error], [2, 0]);
@@ -215,7 +209,7 @@ Deno.test("Informer restarts after an error with backoff and never stops on its 
   const { cache } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 4);
+  await waitFor(() => seen.watches.length === 4, "4 watches");
   strictEqual(cache.health().restarts.error, 3);
   ok(cache.hasSynced(), "the cache stays usable while the watch restarts");
   stop.abort();
@@ -231,9 +225,9 @@ Deno.test("Informer waits a jittered backoff before relisting after 410 Gone", a
   const { cache } = informer(rest, { backoff: { baseMs: 200, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 1);
+  await waitFor(() => seen.watches.length === 1, "1 watches");
   const refused = performance.now();
-  await until(() => seen.lists.length === 2);
+  await waitFor(() => seen.lists.length === 2, "2 lists");
   ok(performance.now() - refused >= 190, "the relist after 410 is not immediate");
   stop.abort();
   await running;
@@ -247,7 +241,10 @@ Deno.test("Informer relists after a watch that went idle, and reports the stall"
   const { cache } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.lists.length === 2 && seen.watches.length === 2);
+  await waitFor(
+    () => seen.lists.length === 2 && seen.watches.length === 2,
+    "2 lists and 2 watches",
+  );
   const health = cache.health();
   strictEqual(health.restarts.idle_timeout, 1);
   strictEqual(health.failingSince, undefined, "the relist that followed succeeded");
@@ -273,11 +270,11 @@ Deno.test("Informer counts a stream shorter than the healthy minimum as a failur
   const { cache } = informer(rest, { backoff: { baseMs: 40, maxMs: 1000 }, now: () => clock });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 3);
+  await waitFor(() => seen.watches.length === 3, "3 watches");
   let health = cache.health();
   strictEqual(health.failingSince, 1_000_000, "failing since the first short stream");
   ok(health.lastError?.includes("ended after less than 10000 ms"), String(health.lastError));
-  await until(() => seen.watches.length === 5);
+  await waitFor(() => seen.watches.length === 5, "5 watches");
   // Backoff doubled between short streams: 40 ms, then 80 ms.
   ok((ends[1] ?? 0) - (ends[0] ?? 0) >= 35 && (ends[2] ?? 0) - (ends[1] ?? 0) >= 75, `${ends}`);
   health = cache.health();
@@ -309,13 +306,13 @@ Deno.test("Informer resumes at once from the last resourceVersion after a short 
     ],
   });
   const { cache, changes, lines } = informer(rest, {
-    // A backoff would outlast until()'s 2 s.
+    // A backoff would outlast waitFor()'s 2 s.
     backoff: { baseMs: 60_000, maxMs: 60_000 },
     now: () => clock,
   });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 3);
+  await waitFor(() => seen.watches.length === 3, "3 watches");
   deepStrictEqual(
     seen.watches.map((request) => request.query?.["resourceVersion"]),
     ["list-1", "5", "7"],
@@ -346,7 +343,7 @@ Deno.test("Informer starts its backoff over after a watch that lasted, however i
   });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 4);
+  await waitFor(() => seen.watches.length === 4, "4 watches");
   // 10, 20, then 10 again: the third failure came after a watch that lasted.
   deepStrictEqual(failureRetries(lines), [10, 20, 10]);
   stop.abort();
@@ -363,7 +360,7 @@ Deno.test("Informer relists after the base delay on a 410 that ends an escalatio
   const { cache, lines } = informer(rest, { backoff: { baseMs: 10, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 6);
+  await waitFor(() => seen.watches.length === 6, "6 watches");
   const retries = lines.map((line) => JSON.parse(line))
     .filter((record) => record.retryInMs !== undefined)
     .map((record) => `${record.msg}: ${record.retryInMs}`);
@@ -392,11 +389,11 @@ Deno.test("Informer waiting out a backoff after a lost connection retries soon o
   });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 10);
+  await waitFor(() => seen.watches.length === 10, "10 watches");
   await new Promise((resolve) => setTimeout(resolve, 20)); // into the 1024 ms wait
   const answeredAt = performance.now();
   back.resolve(); // e.g. the PV saver's retry got an answer
-  await until(() => seen.watches.length === 11);
+  await waitFor(() => seen.watches.length === 11, "11 watches");
   const waited = performance.now() - answeredAt;
   ok(waited < 800, `retried ${waited} ms after the answer, not after the 1024 ms backoff`);
   const messages = lines.map((line) => JSON.parse(line).msg);
@@ -416,7 +413,7 @@ Deno.test("Informer starts its backoff over once when the server answers again a
   const { cache, lines } = informer(rest, { backoff: { baseMs: 2, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 8);
+  await waitFor(() => seen.watches.length === 8, "8 watches");
   // Lost 2, 4, 8; the server answers (403): 2, then 4; lost 8, answered again: no second reset, 16.
   deepStrictEqual(failureRetries(lines), [2, 4, 8, 2, 4, 8, 16]);
   stop.abort();
@@ -435,7 +432,7 @@ Deno.test("Informer health(): last list, last event, failing since the first err
   const { cache } = informer(rest, { now: () => clock });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => cache.health().restarts.error >= 2);
+  await waitFor(() => cache.health().restarts.error >= 2, "2 restarts after errors");
   let health = cache.health();
   deepStrictEqual(
     [health.synced, health.up, health.failingSince, health.lastError],
@@ -443,7 +440,7 @@ Deno.test("Informer health(): last list, last event, failing since the first err
   );
   clock = 9_000;
   failList = false;
-  await until(() => seen.watches.length === 1);
+  await waitFor(() => seen.watches.length === 1, "1 watches");
   health = cache.health();
   deepStrictEqual(
     [health.synced, health.up, health.failingSince, health.lastListAt, health.objects],
@@ -483,7 +480,7 @@ Deno.test("Informer cuts managedFields before parsing only for a built-in kind",
     });
     const stop = new AbortController();
     const running = cache.run(stop.signal);
-    await until(() => trimmed.length === 1);
+    await waitFor(() => trimmed.length === 1, "an object trimmed");
     stop.abort();
     await running;
     return { object: trimmed[0], listCut: seen.lists[0]?.withoutManagedFields };
@@ -520,10 +517,10 @@ Deno.test("Informer health() changes nothing: a failure after a stream that last
     const { cache } = informer(rest, { now: () => clock });
     const stop = new AbortController();
     const running = cache.run(stop.signal);
-    await until(() => lasted);
+    await waitFor(() => lasted, "the watch lasted");
     if (readWhileOpen) strictEqual(cache.health().failingSince, undefined);
     breakStream();
-    await until(() => seen.watches.length === 3);
+    await waitFor(() => seen.watches.length === 3, "3 watches");
     const health = cache.health();
     stop.abort();
     await running;
