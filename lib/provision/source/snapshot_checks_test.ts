@@ -4,7 +4,7 @@ import type { Read, SnapshotFacts } from "./checks.ts";
 import { checkSnapshotSource } from "./snapshot_checks.ts";
 import {
   claim,
-  NODE,
+  SEGMENT,
   SNAPSHOT_HANDLE,
   snapshotContent,
   sourceVolume,
@@ -36,7 +36,7 @@ function check(
     claim: overrides.claim ?? claim(),
     storageClass: storageClass(),
     requestedBytes: overrides.requestedBytes ?? 1n << 30n,
-    segment: { [TOPOLOGY_KEY]: NODE },
+    segment: SEGMENT,
     preventVolumeModeConversion: overrides.prevent ?? true,
     sourceName: "snap",
   });
