@@ -12,9 +12,10 @@ import {
   TOPOLOGY_KEY,
   volumeSnapshot,
 } from "../../../tests/builders/provision.ts";
-
-const ALLOW = "snapshot.storage.kubernetes.io/allow-volume-mode-change";
-const PROTECTION = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
+import {
+  ANN_ALLOW_VOLUME_MODE_CHANGE as ALLOW,
+  SNAPSHOT_SOURCE_PROTECTION_FINALIZER as PROTECTION,
+} from "../../model/keys.ts";
 
 function check(
   facts: {
