@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import { capturing } from "../../tests/fakes/logger.ts";
-import { waitFor } from "../../tests/fakes/async.ts";
+import { waitFor } from "../../tests/cluster/wait.ts";
 import { DriverProbe } from "./driver_probe.ts";
 import { CsiError } from "./status.ts";
 
@@ -37,7 +37,11 @@ Deno.test("DriverProbe probes with its own deadline and says why the driver is n
   const stop = new AbortController();
   const running = probe.run(stop.signal);
   const until = (condition: () => boolean) =>
-    waitFor(condition, "the probe's next readiness", 1000);
+    waitFor(condition, {
+      description: "the probe's next readiness",
+      timeoutMs: 1000,
+      intervalMs: 5,
+    });
   await until(() => fake.timeouts.length >= 1);
   strictEqual(probe.readiness(), true);
   answer = () => Promise.reject(new CsiError("Probe", grpc.status.DEADLINE_EXCEEDED, "deadline"));

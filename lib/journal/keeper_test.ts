@@ -13,7 +13,7 @@ import type { FileJournalOptions } from "./file_journal.ts";
 import { volatileFilesystem } from "./disk.ts";
 import { JournalKeeper } from "./keeper.ts";
 import { createJournalMetrics } from "./metrics.ts";
-import { waitFor } from "../../tests/fakes/async.ts";
+import { waitFor } from "../../tests/cluster/wait.ts";
 import { capturing, quiet } from "../../tests/fakes/logger.ts";
 import type { Logger } from "../log/logger.ts";
 
@@ -50,7 +50,11 @@ Deno.test("a second keeper of one journal waits for the first one's lock, says s
   await first.journal!.record(entry("a"));
   const second = new JournalKeeper(path, options(logger));
   const waiting = second.run(stop.signal);
-  await waitFor(() => String(second.readiness()).includes("lock"), "waits for the lock", 5000);
+  await waitFor(() => String(second.readiness()).includes("lock"), {
+    description: "waits for the lock",
+    timeoutMs: 5000,
+    intervalMs: 5,
+  });
   strictEqual(
     second.readiness(),
     `waiting for the intent journal's lock ${path}.lock: another agent on this node holds it ` +
@@ -75,11 +79,11 @@ Deno.test("a journal that cannot be read is retried with backoff, with the reaso
   const stop = new AbortController();
   const keeper = new JournalKeeper(path, options(quiet));
   const running = keeper.run(stop.signal);
-  await waitFor(
-    () => String(keeper.readiness()).includes("EISDIR"),
-    "the read error in readiness",
-    5000,
-  );
+  await waitFor(() => String(keeper.readiness()).includes("EISDIR"), {
+    description: "the read error in readiness",
+    timeoutMs: 5000,
+    intervalMs: 5,
+  });
   ok(String(keeper.readiness()).startsWith(`cannot open the intent journal ${path}: `));
   await rmdir(path);
   ok(await keeper.opened(stop.signal));
@@ -118,7 +122,11 @@ Deno.test("a journal read but not rewritable opens with its entries, refuses rec
       "created until it can",
   );
   full = false;
-  await waitFor(() => keeper.readiness() === true, "writable again without a record", 5000);
+  await waitFor(() => keeper.readiness() === true, {
+    description: "writable again without a record",
+    timeoutMs: 5000,
+    intervalMs: 5,
+  });
   ok(lines.some((line) => line.includes("Intent journal writable again")));
   stop.abort();
   await running;

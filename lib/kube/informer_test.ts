@@ -9,7 +9,7 @@ import { type CacheChange, Informer, type RawObject } from "./informer.ts";
 import { KubeApiError, type KubeRequest, type KubeRest } from "./rest.ts";
 import { recordingRest, scriptedWatches, type WatchScript } from "../../tests/fakes/kube_rest.ts";
 import { capturing, quiet } from "../../tests/fakes/logger.ts";
-import { waitFor } from "../../tests/fakes/async.ts";
+import { waitFor } from "../../tests/cluster/wait.ts";
 
 interface Item {
   name: string;
@@ -100,7 +100,7 @@ Deno.test("Informer lists in pages, keeps only what trim keeps, then reports syn
   const { cache, changes } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => cache.hasSynced(), "synced");
+  await waitFor(() => cache.hasSynced(), { description: "synced", timeoutMs: 2000, intervalMs: 5 });
   deepStrictEqual(cache.list().map((item) => item.name), ["a", "c"]);
   deepStrictEqual(changes, ["add ns/a", "add ns/c"]);
   strictEqual(seen.lists[1]?.query?.["continue"], "page-1");
@@ -120,7 +120,7 @@ Deno.test("Informer refuses a change handler once run() has started: it would mi
   const stop = new AbortController();
   const running = cache.run(stop.signal);
   throws(() => cache.onChange(() => {}), /onChange\(\) after run\(\) has started/);
-  await waitFor(() => cache.hasSynced(), "synced");
+  await waitFor(() => cache.hasSynced(), { description: "synced", timeoutMs: 2000, intervalMs: 5 });
   stop.abort();
   await running;
 });
@@ -147,7 +147,11 @@ Deno.test("Informer applies watch events, follows bookmarks and resumes from the
   const { cache, changes } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => seen.watches.length === 2, "2 watches");
+  await waitFor(() => seen.watches.length === 2, {
+    description: "2 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   deepStrictEqual(changes, ["add ns/a", "add ns/b", "update ns/a", "delete ns/b", "delete ns/a"]);
   strictEqual(cache.size, 0);
   strictEqual(seen.watches[0]?.query?.["resourceVersion"], "list-1");
@@ -184,8 +188,16 @@ Deno.test("Informer relists on 410 Gone and reports objects that vanished meanwh
   const { cache, changes } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => seen.lists.length === 3, "3 lists");
-  await waitFor(() => seen.watches.length === 3, "3 watches");
+  await waitFor(() => seen.lists.length === 3, {
+    description: "3 lists",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
+  await waitFor(() => seen.watches.length === 3, {
+    description: "3 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   deepStrictEqual(changes, ["add ns/a", "add ns/b", "delete ns/a", "update ns/b"]);
   const health = cache.health();
   deepStrictEqual([health.restarts.expired, health.restarts.error], [2, 0]);
@@ -209,7 +221,11 @@ Deno.test("Informer restarts after an error with backoff and never stops on its 
   const { cache } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => seen.watches.length === 4, "4 watches");
+  await waitFor(() => seen.watches.length === 4, {
+    description: "4 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   strictEqual(cache.health().restarts.error, 3);
   ok(cache.hasSynced(), "the cache stays usable while the watch restarts");
   stop.abort();
@@ -225,9 +241,17 @@ Deno.test("Informer waits a jittered backoff before relisting after 410 Gone", a
   const { cache } = informer(rest, { backoff: { baseMs: 200, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => seen.watches.length === 1, "1 watches");
+  await waitFor(() => seen.watches.length === 1, {
+    description: "1 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   const refused = performance.now();
-  await waitFor(() => seen.lists.length === 2, "2 lists");
+  await waitFor(() => seen.lists.length === 2, {
+    description: "2 lists",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   ok(performance.now() - refused >= 190, "the relist after 410 is not immediate");
   stop.abort();
   await running;
@@ -241,10 +265,11 @@ Deno.test("Informer relists after a watch that went idle, and reports the stall"
   const { cache } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(
-    () => seen.lists.length === 2 && seen.watches.length === 2,
-    "2 lists and 2 watches",
-  );
+  await waitFor(() => seen.lists.length === 2 && seen.watches.length === 2, {
+    description: "2 lists and 2 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   const health = cache.health();
   strictEqual(health.restarts.idle_timeout, 1);
   strictEqual(health.failingSince, undefined, "the relist that followed succeeded");
@@ -270,11 +295,19 @@ Deno.test("Informer counts a stream shorter than the healthy minimum as a failur
   const { cache } = informer(rest, { backoff: { baseMs: 40, maxMs: 1000 }, now: () => clock });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => seen.watches.length === 3, "3 watches");
+  await waitFor(() => seen.watches.length === 3, {
+    description: "3 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   let health = cache.health();
   strictEqual(health.failingSince, 1_000_000, "failing since the first short stream");
   ok(health.lastError?.includes("ended after less than 10000 ms"), String(health.lastError));
-  await waitFor(() => seen.watches.length === 5, "5 watches");
+  await waitFor(() => seen.watches.length === 5, {
+    description: "5 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   // Backoff doubled between short streams: 40 ms, then 80 ms.
   ok((ends[1] ?? 0) - (ends[0] ?? 0) >= 35 && (ends[2] ?? 0) - (ends[1] ?? 0) >= 75, `${ends}`);
   health = cache.health();
@@ -306,13 +339,17 @@ Deno.test("Informer resumes at once from the last resourceVersion after a short 
     ],
   });
   const { cache, changes, lines } = informer(rest, {
-    // A backoff would outlast waitFor()'s 2 s.
+    // A backoff would outlast the 2 s wait.
     backoff: { baseMs: 60_000, maxMs: 60_000 },
     now: () => clock,
   });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => seen.watches.length === 3, "3 watches");
+  await waitFor(() => seen.watches.length === 3, {
+    description: "3 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   deepStrictEqual(
     seen.watches.map((request) => request.query?.["resourceVersion"]),
     ["list-1", "5", "7"],
@@ -343,7 +380,11 @@ Deno.test("Informer starts its backoff over after a watch that lasted, however i
   });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => seen.watches.length === 4, "4 watches");
+  await waitFor(() => seen.watches.length === 4, {
+    description: "4 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   // 10, 20, then 10 again: the third failure came after a watch that lasted.
   deepStrictEqual(failureRetries(lines), [10, 20, 10]);
   stop.abort();
@@ -360,7 +401,11 @@ Deno.test("Informer relists after the base delay on a 410 that ends an escalatio
   const { cache, lines } = informer(rest, { backoff: { baseMs: 10, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => seen.watches.length === 6, "6 watches");
+  await waitFor(() => seen.watches.length === 6, {
+    description: "6 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   const retries = lines.map((line) => JSON.parse(line))
     .filter((record) => record.retryInMs !== undefined)
     .map((record) => `${record.msg}: ${record.retryInMs}`);
@@ -389,11 +434,19 @@ Deno.test("Informer waiting out a backoff after a lost connection retries soon o
   });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => seen.watches.length === 10, "10 watches");
+  await waitFor(() => seen.watches.length === 10, {
+    description: "10 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   await new Promise((resolve) => setTimeout(resolve, 20)); // into the 1024 ms wait
   const answeredAt = performance.now();
   back.resolve(); // e.g. the PV saver's retry got an answer
-  await waitFor(() => seen.watches.length === 11, "11 watches");
+  await waitFor(() => seen.watches.length === 11, {
+    description: "11 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   const waited = performance.now() - answeredAt;
   ok(waited < 800, `retried ${waited} ms after the answer, not after the 1024 ms backoff`);
   const messages = lines.map((line) => JSON.parse(line).msg);
@@ -413,7 +466,11 @@ Deno.test("Informer starts its backoff over once when the server answers again a
   const { cache, lines } = informer(rest, { backoff: { baseMs: 2, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => seen.watches.length === 8, "8 watches");
+  await waitFor(() => seen.watches.length === 8, {
+    description: "8 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   // Lost 2, 4, 8; the server answers (403): 2, then 4; lost 8, answered again: no second reset, 16.
   deepStrictEqual(failureRetries(lines), [2, 4, 8, 2, 4, 8, 16]);
   stop.abort();
@@ -432,7 +489,11 @@ Deno.test("Informer health(): last list, last event, failing since the first err
   const { cache } = informer(rest, { now: () => clock });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await waitFor(() => cache.health().restarts.error >= 2, "2 restarts after errors");
+  await waitFor(() => cache.health().restarts.error >= 2, {
+    description: "2 restarts after errors",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   let health = cache.health();
   deepStrictEqual(
     [health.synced, health.up, health.failingSince, health.lastError],
@@ -440,7 +501,11 @@ Deno.test("Informer health(): last list, last event, failing since the first err
   );
   clock = 9_000;
   failList = false;
-  await waitFor(() => seen.watches.length === 1, "1 watches");
+  await waitFor(() => seen.watches.length === 1, {
+    description: "1 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   health = cache.health();
   deepStrictEqual(
     [health.synced, health.up, health.failingSince, health.lastListAt, health.objects],
@@ -480,7 +545,11 @@ Deno.test("Informer cuts managedFields before parsing only for a built-in kind",
     });
     const stop = new AbortController();
     const running = cache.run(stop.signal);
-    await waitFor(() => trimmed.length === 1, "an object trimmed");
+    await waitFor(() => trimmed.length === 1, {
+      description: "an object trimmed",
+      timeoutMs: 2000,
+      intervalMs: 5,
+    });
     stop.abort();
     await running;
     return { object: trimmed[0], listCut: seen.lists[0]?.withoutManagedFields };
@@ -517,10 +586,18 @@ Deno.test("Informer health() changes nothing: a failure after a stream that last
     const { cache } = informer(rest, { now: () => clock });
     const stop = new AbortController();
     const running = cache.run(stop.signal);
-    await waitFor(() => lasted, "the watch lasted");
+    await waitFor(() => lasted, {
+      description: "the watch lasted",
+      timeoutMs: 2000,
+      intervalMs: 5,
+    });
     if (readWhileOpen) strictEqual(cache.health().failingSince, undefined);
     breakStream();
-    await waitFor(() => seen.watches.length === 3, "3 watches");
+    await waitFor(() => seen.watches.length === 3, {
+      description: "3 watches",
+      timeoutMs: 2000,
+      intervalMs: 5,
+    });
     const health = cache.health();
     stop.abort();
     await running;

@@ -18,22 +18,6 @@ export async function eventually(condition: () => boolean, what: string): Promis
   throw new Error(`never happened: ${what}`);
 }
 
-/**
- * Polls `condition` on real timers, for code that waits on timers of its own;
- * fails naming `what` if it does not hold within `withinMs`.
- */
-export async function waitFor(
-  condition: () => boolean,
-  what: string,
-  withinMs = 2000,
-): Promise<void> {
-  const deadline = performance.now() + withinMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 /** A promise with its resolve function, for handlers the test releases by hand. */
 export function gate(): { promise: Promise<void>; open: () => void } {
   let open = () => {};
