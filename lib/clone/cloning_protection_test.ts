@@ -4,8 +4,8 @@ import { CloningProtectionController } from "./cloning_protection.ts";
 import { STAND_IN_DELAY_MS } from "./decide.ts";
 import { claim, sourceClaim, sourceVolume } from "../../tests/builders/provision.ts";
 import { quiet } from "../../tests/fakes/logger.ts";
+import { CLONE_PROTECTION_FINALIZER as CLONE } from "../model/keys.ts";
 
-const CLONE = "provisioner.storage.kubernetes.io/cloning-protection";
 const signal = new AbortController().signal;
 const deleted = sourceClaim({
   metadata: { deletionTimestamp: "2025-01-01T00:00:00Z", finalizers: [CLONE] },

@@ -2,9 +2,11 @@ import { deepStrictEqual } from "node:assert/strict";
 import type { Claim, VolumeSnapshot } from "../model/objects.ts";
 import { decideCloneFinalizer, pendingSource, planSweep, STAND_IN_DELAY_MS } from "./decide.ts";
 import { claim, sourceClaim, volumeSnapshot } from "../../tests/builders/provision.ts";
+import {
+  CLONE_PROTECTION_FINALIZER as CLONE,
+  SNAPSHOT_SOURCE_PROTECTION_FINALIZER as PROTECTION,
+} from "../model/keys.ts";
 
-const CLONE = "provisioner.storage.kubernetes.io/cloning-protection";
-const PROTECTION = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
 const SNAPSHOT_REF = { apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: "snap" };
 
 function pending(spec: Partial<Claim["spec"]>, phase?: string): Claim {

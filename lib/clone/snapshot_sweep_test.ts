@@ -6,8 +6,7 @@ import { SnapshotSweep } from "./snapshot_sweep.ts";
 import { claim, volumeSnapshot } from "../../tests/builders/provision.ts";
 import { runUntil } from "../../tests/fakes/async.ts";
 import { quiet } from "../../tests/fakes/logger.ts";
-
-const PROTECTION = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
+import { SNAPSHOT_SOURCE_PROTECTION_FINALIZER as PROTECTION } from "../model/keys.ts";
 
 function sweepWorld(options: {
   served?: boolean[];

@@ -12,8 +12,7 @@ import { startProtection } from "./start.ts";
 import { sourceClaim, sourceVolume } from "../../tests/builders/provision.ts";
 import { eventually, flush } from "../../tests/fakes/async.ts";
 import { quiet } from "../../tests/fakes/logger.ts";
-
-const CLONE = "provisioner.storage.kubernetes.io/cloning-protection";
+import { CLONE_PROTECTION_FINALIZER as CLONE } from "../model/keys.ts";
 
 function config(flags: string[]): Config {
   const outcome = parseConfig(

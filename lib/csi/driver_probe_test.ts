@@ -1,6 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import { capturing } from "../../tests/fakes/logger.ts";
+import { waitFor } from "../../tests/cluster/wait.ts";
 import { DriverProbe } from "./driver_probe.ts";
 import { CsiError } from "./status.ts";
 
@@ -35,10 +36,12 @@ Deno.test("DriverProbe probes with its own deadline and says why the driver is n
   });
   const stop = new AbortController();
   const running = probe.run(stop.signal);
-  const until = async (condition: () => boolean) => {
-    for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
-    strictEqual(condition(), true, `still ${probe.readiness()} after 1 s`);
-  };
+  const until = (condition: () => boolean) =>
+    waitFor(condition, {
+      description: "the probe's next readiness",
+      timeoutMs: 1000,
+      intervalMs: 5,
+    });
   await until(() => fake.timeouts.length >= 1);
   strictEqual(probe.readiness(), true);
   answer = () => Promise.reject(new CsiError("Probe", grpc.status.DEADLINE_EXCEEDED, "deadline"));

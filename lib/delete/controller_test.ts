@@ -5,9 +5,8 @@ import type { EventRecord } from "../model/events.ts";
 import type { PersistentVolume } from "../model/objects.ts";
 import { capturing } from "../../tests/fakes/logger.ts";
 import { DeleteController } from "./controller.ts";
+import { PV_PROTECTION_FINALIZER as FINALIZER } from "../model/keys.ts";
 import { DRIVER, TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
-
-const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";
 
 function pv(options: {
   phase?: string;

@@ -8,9 +8,9 @@ import {
   mayNeedDeleteWork,
   noAffinityMessage,
 } from "./decide.ts";
+import { PV_PROTECTION_FINALIZER as FINALIZER } from "../model/keys.ts";
 import { DRIVER, storageClass, TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
 
-const FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";
 const segment = { [KEY]: "node-a" };
 
 function pv(overrides: {

@@ -15,6 +15,7 @@ import { Lifecycle } from "../runtime/lifecycle.ts";
 import { startDeletion } from "./start.ts";
 import { quiet } from "../../tests/fakes/logger.ts";
 import { DRIVER, TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
+import { waitFor } from "../../tests/cluster/wait.ts";
 
 const released: PersistentVolume = {
   metadata: {
@@ -100,9 +101,11 @@ Deno.test("delete workers start only after the VolumeAttachment cache listed: an
   deepStrictEqual(deleted, [], "no worker ran before the VolumeAttachment cache listed");
   strictEqual(events.length, 0);
   attachmentsListed = true;
-  for (let i = 0; i < 100 && events.length === 0; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await waitFor(() => events.length > 0, {
+    description: "an Event",
+    timeoutMs: 1000,
+    intervalMs: 10,
+  });
   deepStrictEqual(deleted, [], "DeleteVolume was never sent for the attached volume");
   strictEqual(events[0]?.message, "persistentvolume pvc-1 is still attached to node node-b");
   await life.close();

@@ -9,7 +9,6 @@ import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Registry } from "prom-client";
-import { createLogger } from "../log/logger.ts";
 import {
   type FileJournalOptions,
   JournalFullError,
@@ -18,6 +17,8 @@ import {
 } from "./file_journal.ts";
 import { parseJournal } from "./file/format.ts";
 import { createJournalMetrics } from "./metrics.ts";
+import { capturing } from "../../tests/fakes/logger.ts";
+import { waitFor } from "../../tests/cluster/wait.ts";
 
 interface Entry {
   key: string;
@@ -26,8 +27,7 @@ interface Entry {
 }
 
 function setUp(overrides: Partial<FileJournalOptions<Entry>> = {}) {
-  const lines: string[] = [];
-  const logger = createLogger({ verbosity: 2, sink: { write: (line) => lines.push(line) } });
+  const { logger, lines } = capturing(2);
   const registry = new Registry();
   const options: FileJournalOptions<Entry> = {
     keyOf: (entry) => entry.key,
@@ -151,9 +151,11 @@ Deno.test("a clear with no record after it is written after the delay, or at clo
   await journal.record(entry("a"));
   await journal.record(entry("b"));
   journal.clear("a", "pv_saved");
-  for (let i = 0; i < 100 && (await keysOnDisk(path)).includes("a"); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await waitFor(async () => !(await keysOnDisk(path)).includes("a"), {
+    description: "the clear on disk",
+    timeoutMs: 1000,
+    intervalMs: 10,
+  });
   deepStrictEqual(await keysOnDisk(path), ["b"], "written after the delay");
   const closing = await openFileJournal(path, { ...options, clearDelayMs: 60_000 });
   closing.clear("b", "volume_deleted");

@@ -9,11 +9,13 @@ import { mkdir, mkdtemp, rmdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Registry } from "prom-client";
-import { createLogger } from "../log/logger.ts";
 import type { FileJournalOptions } from "./file_journal.ts";
 import { volatileFilesystem } from "./disk.ts";
 import { JournalKeeper } from "./keeper.ts";
 import { createJournalMetrics } from "./metrics.ts";
+import { waitFor } from "../../tests/cluster/wait.ts";
+import { capturing, quiet } from "../../tests/fakes/logger.ts";
+import type { Logger } from "../log/logger.ts";
 
 interface Entry {
   key: string;
@@ -22,21 +24,16 @@ interface Entry {
 
 const entry = (key: string): Entry => ({ key, since: "2026-01-01T00:00:00.000Z" });
 
-function options(lines: string[], overrides: Partial<FileJournalOptions<Entry>> = {}) {
+function options(logger: Logger, overrides: Partial<FileJournalOptions<Entry>> = {}) {
   return {
     keyOf: (e: Entry) => e.key,
     groupOf: () => "",
     sinceOf: (e: Entry) => e.since,
     validate: (raw: unknown) => raw as Entry,
-    logger: createLogger({ verbosity: 2, sink: { write: (line) => lines.push(line) } }),
+    logger,
     timing: { lockPollMs: 10, baseMs: 10, maxMs: 20 },
     ...overrides,
   };
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
-  ok(condition(), what);
 }
 
 async function tempPath(): Promise<string> {
@@ -45,15 +42,19 @@ async function tempPath(): Promise<string> {
 
 Deno.test("a second keeper of one journal waits for the first one's lock, says so, and opens once it is released", async () => {
   const path = await tempPath();
-  const lines: string[] = [];
+  const { logger, lines } = capturing(2);
   const stop = new AbortController();
-  const first = new JournalKeeper(path, options(lines));
+  const first = new JournalKeeper(path, options(logger));
   const running = first.run(stop.signal);
   ok(await first.opened(stop.signal));
   await first.journal!.record(entry("a"));
-  const second = new JournalKeeper(path, options(lines));
+  const second = new JournalKeeper(path, options(logger));
   const waiting = second.run(stop.signal);
-  await until(() => String(second.readiness()).includes("lock"), "waits for the lock");
+  await waitFor(() => String(second.readiness()).includes("lock"), {
+    description: "waits for the lock",
+    timeoutMs: 5000,
+    intervalMs: 5,
+  });
   strictEqual(
     second.readiness(),
     `waiting for the intent journal's lock ${path}.lock: another agent on this node holds it ` +
@@ -75,11 +76,14 @@ Deno.test("a second keeper of one journal waits for the first one's lock, says s
 Deno.test("a journal that cannot be read is retried with backoff, with the reason in readiness, until it opens", async () => {
   const path = await tempPath();
   await mkdir(path);
-  const lines: string[] = [];
   const stop = new AbortController();
-  const keeper = new JournalKeeper(path, options(lines));
+  const keeper = new JournalKeeper(path, options(quiet));
   const running = keeper.run(stop.signal);
-  await until(() => String(keeper.readiness()).includes("EISDIR"), "the read error in readiness");
+  await waitFor(() => String(keeper.readiness()).includes("EISDIR"), {
+    description: "the read error in readiness",
+    timeoutMs: 5000,
+    intervalMs: 5,
+  });
   ok(String(keeper.readiness()).startsWith(`cannot open the intent journal ${path}: `));
   await rmdir(path);
   ok(await keeper.opened(stop.signal));
@@ -99,11 +103,11 @@ Deno.test("a journal read but not rewritable opens with its entries, refuses rec
     }}\n{"put":`,
   );
   let full = true;
-  const lines: string[] = [];
+  const { logger, lines } = capturing(2);
   const stop = new AbortController();
   const keeper = new JournalKeeper(
     path,
-    options(lines, {
+    options(logger, {
       afterStep: (step) => {
         if (step === "tmp-written" && full) throw new Error("ENOSPC: no space left on device");
       },
@@ -118,7 +122,11 @@ Deno.test("a journal read but not rewritable opens with its entries, refuses rec
       "created until it can",
   );
   full = false;
-  await until(() => keeper.readiness() === true, "writable again without a record");
+  await waitFor(() => keeper.readiness() === true, {
+    description: "writable again without a record",
+    timeoutMs: 5000,
+    intervalMs: 5,
+  });
   ok(lines.some((line) => line.includes("Intent journal writable again")));
   stop.abort();
   await running;
@@ -126,12 +134,12 @@ Deno.test("a journal read but not rewritable opens with its entries, refuses rec
 });
 
 Deno.test("a journal in memory (tmpfs) is a Warning and a metric; one on disk is not", async () => {
-  const lines: string[] = [];
+  const { logger, lines } = capturing(2);
   const registry = new Registry();
   const metrics = createJournalMetrics(registry);
   const path = join(await Deno.makeTempDir({ dir: "/dev/shm" }), "journal.json");
   const stop = new AbortController();
-  const keeper = new JournalKeeper(path, options(lines, { metrics }));
+  const keeper = new JournalKeeper(path, options(logger, { metrics }));
   const running = keeper.run(stop.signal);
   ok(await keeper.opened(stop.signal));
   ok(lines.some((line) => line.includes(`${path} is on tmpfs`)), lines.join("\n"));
@@ -147,7 +155,7 @@ Deno.test("a journal in memory (tmpfs) is a Warning and a metric; one on disk is
 Deno.test("the keeper passes settling() on: an entry being settled leaves room for a new one", async () => {
   const path = await tempPath();
   const stop = new AbortController();
-  const keeper = new JournalKeeper(path, options([], { maxEntries: 1 }));
+  const keeper = new JournalKeeper(path, options(quiet, { maxEntries: 1 }));
   const running = keeper.run(stop.signal);
   ok(await keeper.opened(stop.signal));
   await keeper.record(entry("old"));

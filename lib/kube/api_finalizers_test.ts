@@ -2,8 +2,8 @@ import { deepStrictEqual } from "node:assert/strict";
 import { KubeApi } from "./api.ts";
 import { KubeApiError } from "./rest/client.ts";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
+import { CLONE_PROTECTION_FINALIZER as CLONE } from "../model/keys.ts";
 
-const CLONE = "provisioner.storage.kubernetes.io/cloning-protection";
 const notFound = new KubeApiError(404, "NotFound", "gone");
 
 Deno.test("changeClaimFinalizer() merges one finalizer in or out by value, without a read", async () => {

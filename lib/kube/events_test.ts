@@ -4,6 +4,7 @@ import { type EventRecord } from "../model/events.ts";
 import { KubeApiError, type KubeRequest, type KubeRest } from "./rest/client.ts";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
 import { capturing, quiet } from "../../tests/fakes/logger.ts";
+import { waitFor } from "../../tests/cluster/wait.ts";
 
 /** The shared fake, whose answers can be held back; PATCHes fail with `failPatchWith`. */
 function heldRest(options: { failPatchWith?: number } = {}) {
@@ -269,7 +270,11 @@ Deno.test("a write that got no answer is tried again with the same name, as clie
   const stop = new AbortController();
   const run = sender.run(stop.signal);
   sender.record(failed);
-  await waitUntil(() => fake.requests.length === 3);
+  await waitFor(() => fake.requests.length === 3, {
+    description: "3 requests",
+    timeoutMs: 1000,
+    intervalMs: 5,
+  });
   stop.abort();
   await run;
   deepStrictEqual(fake.requests.map((request) => request.method), ["POST", "POST", "POST"]);
@@ -294,9 +299,17 @@ Deno.test("a write the API server refused is not tried again; a 409 for a retrie
   const again = new AbortController();
   const running = second.run(again.signal);
   second.record(failed);
-  await waitUntil(() => landed.requests.length === 2);
+  await waitFor(() => landed.requests.length === 2, {
+    description: "2 requests",
+    timeoutMs: 1000,
+    intervalMs: 5,
+  });
   second.record(failed);
-  await waitUntil(() => landed.requests.length === 3);
+  await waitFor(() => landed.requests.length === 3, {
+    description: "3 requests",
+    timeoutMs: 1000,
+    intervalMs: 5,
+  });
   again.abort();
   await running;
   const [, created, patch] = landed.requests;
@@ -315,7 +328,11 @@ Deno.test("an Event waiting between tries when the agent stops is written by the
   const stop = new AbortController();
   const run = sender.run(stop.signal, { flushMs: 1000 });
   sender.record(failed);
-  await waitUntil(() => fake.requests.length === 1);
+  await waitFor(() => fake.requests.length === 1, {
+    description: "1 request",
+    timeoutMs: 1000,
+    intervalMs: 5,
+  });
   stop.abort();
   await run;
   deepStrictEqual(fake.requests.map((request) => request.method), ["POST", "POST"]);
@@ -330,13 +347,12 @@ Deno.test(`a write that never gets an answer is given up after ${MAX_TRIES_PER_E
   const stop = new AbortController();
   const run = sender.run(stop.signal);
   sender.record(failed);
-  await waitUntil(() => lines.some((line) => line.includes("Could not write event")));
+  await waitFor(() => lines.some((line) => line.includes("Could not write event")), {
+    description: "the give-up line",
+    timeoutMs: 1000,
+    intervalMs: 5,
+  });
   stop.abort();
   await run;
   strictEqual(fake.requests.length, MAX_TRIES_PER_EVENT);
 });
-
-async function waitUntil(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
-  strictEqual(done(), true, "waited 1 s");
-}

@@ -9,8 +9,8 @@ import {
   trimVolumeSnapshotContent,
 } from "./snapshots.ts";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
+import { SNAPSHOT_SOURCE_PROTECTION_FINALIZER as F } from "../model/keys.ts";
 
-const F = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
 const PATH = "/apis/snapshot.storage.k8s.io/v1/namespaces/apps/volumesnapshots/snap";
 const REF = { namespace: "apps", name: "snap" };
 const conflict = new KubeApiError(409, "Conflict", "the object has been modified");

@@ -1,21 +1,20 @@
 import { deepStrictEqual } from "node:assert/strict";
 import type { Claim, StorageClass } from "../model/objects.ts";
+import { type ClaimDecision, decideClaim, screenClaim } from "./decide.ts";
 import {
-  type ClaimDecision,
-  type ClaimDecisionOptions,
-  decideClaim,
-  screenClaim,
-} from "./decide.ts";
-import { claim, DRIVER, NODE, storageClass } from "../../tests/builders/provision.ts";
+  ANN_BETA_STORAGE_PROVISIONER as BETA_PROVISIONER,
+  ANN_SELECTED_NODE as SELECTED,
+  ANN_STORAGE_PROVISIONER as PROVISIONER,
+} from "../model/keys.ts";
+import {
+  claim,
+  claimDecisionOptions,
+  DRIVER,
+  NODE,
+  storageClass,
+} from "../../tests/builders/provision.ts";
 
-const OPTIONS: ClaimDecisionOptions = {
-  driverName: DRIVER,
-  nodeName: NODE,
-  immediateBinding: true,
-};
-const PROVISIONER = "volume.kubernetes.io/storage-provisioner";
-const BETA_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner";
-const SELECTED = "volume.kubernetes.io/selected-node";
+const OPTIONS = claimDecisionOptions();
 
 function withAnnotations(
   annotations: Record<string, string>,

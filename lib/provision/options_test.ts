@@ -2,14 +2,15 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { parseConfig } from "../config/config.ts";
 import type { DriverInfo } from "../csi/handshake.ts";
 import { provisionControllerOptions, provisionerIdentity } from "./options.ts";
+import { DRIVER, NODE, SEGMENT } from "../../tests/builders/provision.ts";
 
 const driver: DriverInfo = {
-  name: "test.csi.k8s.io",
+  name: DRIVER,
   vendorVersion: "1",
   pluginCapabilities: new Set(["CONTROLLER_SERVICE", "VOLUME_ACCESSIBILITY_CONSTRAINTS"]),
   controllerCapabilities: new Set(["CREATE_DELETE_VOLUME", "GET_CAPACITY"]),
-  nodeId: "node-a",
-  segment: { "topology.test.csi.k8s.io/node": "node-a" },
+  nodeId: NODE,
+  segment: SEGMENT,
 };
 
 Deno.test("provisionControllerOptions() passes the flags and the driver's topology to each decision", () => {
@@ -23,13 +24,13 @@ Deno.test("provisionControllerOptions() passes the flags and the driver's topolo
       "--default-fstype=xfs",
       "--timeout=20s",
     ],
-    { NODE_NAME: "node-a" },
+    { NODE_NAME: NODE },
   );
   if (outcome.kind !== "run") throw new Error(outcome.kind);
   const options = provisionControllerOptions(outcome.config, driver, { identity: "id" });
   deepStrictEqual(options.decide, {
-    driverName: "test.csi.k8s.io",
-    nodeName: "node-a",
+    driverName: DRIVER,
+    nodeName: NODE,
     immediateBinding: true,
   });
   strictEqual(options.prepare.volumeNamePrefix, "vol");
@@ -58,7 +59,7 @@ Deno.test("provisionControllerOptions() passes --prevent-volume-mode-conversion 
   for (const [flag, expected] of [["true", true], ["false", false]] as const) {
     const outcome = parseConfig(
       ["--node-deployment", `--prevent-volume-mode-conversion=${flag}`],
-      { NODE_NAME: "node-a" },
+      { NODE_NAME: NODE },
     );
     if (outcome.kind !== "run") throw new Error(outcome.kind);
     const options = provisionControllerOptions(outcome.config, driver, { identity: "id" });

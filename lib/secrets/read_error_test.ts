@@ -1,7 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { secretReadError } from "./references.ts";
-
-const PREFIX = "csi.storage.k8s.io/";
+import { CSI_PARAMETER_PREFIX as PREFIX } from "../model/keys.ts";
 
 Deno.test("secretReadError() is upstream's message, located at the keys that named the Secret", () => {
   const error = 'secrets "creds" not found';

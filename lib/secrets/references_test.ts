@@ -11,6 +11,7 @@ import {
   type SecretTemplateInput,
 } from "./references.ts";
 import { NO_PV_SECRETS } from "../../tests/builders/provision.ts";
+import { CSI_PARAMETER_PREFIX as PREFIX } from "../model/keys.ts";
 
 function input(parameters: Record<string, string>): SecretTemplateInput {
   return {
@@ -20,8 +21,6 @@ function input(parameters: Record<string, string>): SecretTemplateInput {
     claim: { name: "data", namespace: "apps", annotations: { "example.com/key": "tenant-key" } },
   };
 }
-
-const PREFIX = "csi.storage.k8s.io/";
 
 Deno.test("resolveSecretReference() reads each purpose's own keys", () => {
   const cases: [SecretPurpose, string][] = [

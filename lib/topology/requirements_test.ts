@@ -7,9 +7,7 @@ import {
   isSubset,
   termOf,
 } from "./requirements.ts";
-import { TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
-
-const SEGMENT = { [KEY]: "node-a" };
+import { SEGMENT, TOPOLOGY_KEY as KEY } from "../../tests/builders/provision.ts";
 
 function allowed(...values: string[][]): TopologySelectorTerm[] {
   return values.map((list) => ({ matchLabelExpressions: [{ key: KEY, values: list }] }));

@@ -10,7 +10,9 @@ import type {
   VolumeSnapshot,
   VolumeSnapshotContent,
 } from "../../lib/model/objects.ts";
+import type { CreateVolumeResponse, Volume } from "../../lib/csi/types.ts";
 import { nodeLabels } from "../../lib/model/labels.ts";
+import type { ClaimDecisionOptions } from "../../lib/provision/decide.ts";
 import type { PersistentVolumeOptions } from "../../lib/provision/pv/persistent_volume.ts";
 import type { ProvisionOptions } from "../../lib/provision/request/request.ts";
 
@@ -120,6 +122,27 @@ export function provisionOptions(overrides: Partial<ProvisionOptions> = {}): Pro
     crossNamespaceVolumeDataSource: false,
     preventVolumeModeConversion: true,
     ...overrides,
+  };
+}
+
+/** Who the node agent is, for the claim decisions: Immediate binding allowed. */
+export function claimDecisionOptions(
+  overrides: Partial<ClaimDecisionOptions> = {},
+): ClaimDecisionOptions {
+  return { driverName: DRIVER, nodeName: NODE, immediateBinding: true, ...overrides };
+}
+
+/** The driver's answer to CreateVolume: a 1 GiB volume on this node. */
+export function createdVolume(overrides: Partial<Volume> = {}): CreateVolumeResponse {
+  return {
+    volume: {
+      capacity_bytes: "1073741824",
+      volume_id: "vol-1",
+      volume_context: {},
+      content_source: null,
+      accessible_topology: [{ segments: { ...SEGMENT } }],
+      ...overrides,
+    },
   };
 }
 

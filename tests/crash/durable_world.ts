@@ -19,12 +19,11 @@ import type { ProvisionApi, ProvisionCsi } from "../../lib/provision/ports.ts";
 import { wireProvisioning } from "../../lib/provision/wiring.ts";
 import { WorkQueue } from "../../lib/queue/work/queue.ts";
 import {
-  DRIVER,
-  NODE,
+  claimDecisionOptions,
+  createdVolume,
   persistentVolumeOptions,
   provisionOptions,
   storageClass,
-  TOPOLOGY_KEY,
 } from "../builders/provision.ts";
 import { quiet } from "../fakes/logger.ts";
 
@@ -74,15 +73,10 @@ export async function openWorld(
         save();
         await pause("volume-created");
       }
-      return {
-        volume: {
-          capacity_bytes: request.capacity_range?.required_bytes ?? "0",
-          volume_id: id,
-          volume_context: {},
-          content_source: null,
-          accessible_topology: [{ segments: { [TOPOLOGY_KEY]: NODE } }],
-        },
-      };
+      return createdVolume({
+        capacity_bytes: request.capacity_range?.required_bytes ?? "0",
+        volume_id: id,
+      });
     },
     deleteVolume: (request) => {
       for (const [name, id] of Object.entries(state.volumes)) {
@@ -116,7 +110,7 @@ export async function openWorld(
     saveQueue: new WorkQueue(),
     retryClaim: () => {},
   }, {
-    decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: false },
+    decide: claimDecisionOptions({ immediateBinding: false }),
     prepare: provisionOptions(),
     persistentVolume: persistentVolumeOptions({ identity: "crash-test" }),
     timeoutMs: 1000,

@@ -1,4 +1,5 @@
 /** Helpers for unit tests of asynchronous code: observing promises, running background loops. */
+import { waitFor } from "../cluster/wait.ts";
 
 /** What peek() returns for a promise that has not settled yet. */
 export const PENDING: unique symbol = Symbol("pending");
@@ -36,7 +37,8 @@ export async function flush(rounds = 3): Promise<void> {
 
 /**
  * Runs a background loop (anything with run(signal)) until `done()` holds,
- * then aborts it and waits for run() to return.
+ * then aborts it and waits for run() to return; fails if `done()` does not
+ * hold within 10 s, rather than hanging the test run.
  */
 export async function runUntil(
   loop: { run(signal: AbortSignal): Promise<void> },
@@ -44,9 +46,12 @@ export async function runUntil(
 ): Promise<void> {
   const stop = new AbortController();
   const running = loop.run(stop.signal);
-  while (!done()) await new Promise((resolve) => setTimeout(resolve, 2));
-  stop.abort();
-  await running;
+  try {
+    await waitFor(done, { description: "the loop's condition", timeoutMs: 10_000, intervalMs: 2 });
+  } finally {
+    stop.abort();
+    await running;
+  }
 }
 
 /** An AbortController whose signal counts the listeners added to it. */

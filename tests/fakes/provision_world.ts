@@ -30,6 +30,8 @@ import { MemoryJournal } from "./journal.ts";
 import {
   claim as buildClaim,
   CLAIM_UID,
+  claimDecisionOptions,
+  createdVolume,
   DRIVER,
   NODE,
   persistentVolumeOptions,
@@ -46,15 +48,11 @@ export type CreateAnswer = CreateVolumeResponse | CsiError;
 
 /** The fake driver's volume for a request: id `vol-<name>`, this node's topology. */
 export function volumeOf(request: CreateVolumeRequest, capacity?: string): CreateVolumeResponse {
-  return {
-    volume: {
-      capacity_bytes: capacity ?? request.capacity_range?.required_bytes ?? "0",
-      volume_id: `vol-${request.name}`,
-      volume_context: {},
-      content_source: request.volume_content_source ?? null,
-      accessible_topology: [{ segments: { [TOPOLOGY_KEY]: NODE } }],
-    },
-  };
+  return createdVolume({
+    capacity_bytes: capacity ?? request.capacity_range?.required_bytes ?? "0",
+    volume_id: `vol-${request.name}`,
+    content_source: request.volume_content_source ?? null,
+  });
 }
 
 /** "Type Reason" of each event, in order. */
@@ -228,7 +226,7 @@ function buildWorld(options: WorldOptions) {
     retryClaim: (key) => retried.push(key),
     now: () => clock.ms,
   }, {
-    decide: { driverName: DRIVER, nodeName: NODE, immediateBinding: true },
+    decide: claimDecisionOptions(),
     prepare: provisionOptions(options.prepare),
     persistentVolume: persistentVolumeOptions(),
     timeoutMs: 1000,

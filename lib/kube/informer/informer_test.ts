@@ -5,15 +5,15 @@
  * every watch, and the health it reports.
  */
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
-import { createLogger } from "../../log/logger.ts";
 import { type CacheChange, Informer, type RawObject } from "./informer.ts";
+import { KubeApiError, type KubeRequest, type KubeRest } from "../rest/client.ts";
 import {
-  KubeApiError,
-  type KubeRequest,
-  type KubeRest,
-  type StreamEnd,
-  type StreamOptions,
-} from "../rest/client.ts";
+  recordingRest,
+  scriptedWatches,
+  type WatchScript,
+} from "../../../tests/fakes/kube_rest.ts";
+import { capturing, quiet } from "../../../tests/fakes/logger.ts";
+import { waitFor } from "../../../tests/cluster/wait.ts";
 
 interface Item {
   name: string;
@@ -26,48 +26,34 @@ const raw = (item: Item): RawObject => ({
   keep: item.keep ?? true,
 });
 
-/** A watch: lines through options.onLine, then how it ended (default "end"). */
-type WatchScript = (options: StreamOptions, request: KubeRequest) => Promise<StreamEnd | void>;
-
 /** Lists answer from `pages` (the last list repeats); watches run the next script. */
 function scriptedRest(script: { lists: RawObject[][][]; watches: WatchScript[] }) {
+  const watches = scriptedWatches(script.watches);
+  const rest = recordingRest([], { otherwise: pagedLists(script.lists), watch: watches.watch });
   const seen = {
-    lists: [] as KubeRequest[],
-    watches: [] as KubeRequest[],
-    inactivity: [] as number[],
-  };
-  let list = 0;
-  let page = 0;
-  const rest: KubeRest = {
-    request: <T>(request: KubeRequest) => {
-      seen.lists.push(request);
-      const pages = script.lists[Math.min(list, script.lists.length - 1)] ?? [];
-      const items = pages[page] ?? [];
-      const last = page >= pages.length - 1;
-      page = last ? 0 : page + 1;
-      if (last) list++;
-      const metadata = {
-        resourceVersion: `list-${list}`,
-        ...(last ? {} : { continue: `page-${page}` }),
-      };
-      return Promise.resolve({ metadata, items } as T);
-    },
-    stream: (request, options) => {
-      seen.watches.push(request);
-      seen.inactivity.push(options.inactivityMs);
-      const next = script.watches.shift();
-      if (next === undefined) {
-        options.onOpen?.();
-        return new Promise((resolve) =>
-          options.signal.addEventListener("abort", () => resolve("aborted"), { once: true })
-        );
-      }
-      options.onOpen?.();
-      return next(options, request).then((end) => end ?? "end");
-    },
-    close: () => {},
+    lists: rest.requests,
+    watches: watches.requests,
+    inactivity: watches.inactivityMs,
   };
   return { rest, seen };
+}
+
+/** Answers list requests page by page, with continue tokens, list after list. */
+function pagedLists(lists: RawObject[][][]): () => unknown {
+  let list = 0;
+  let page = 0;
+  return () => {
+    const pages = lists[Math.min(list, lists.length - 1)] ?? [];
+    const items = pages[page] ?? [];
+    const last = page >= pages.length - 1;
+    page = last ? 0 : page + 1;
+    if (last) list++;
+    const metadata = {
+      resourceVersion: `list-${list}`,
+      ...(last ? {} : { continue: `page-${page}` }),
+    };
+    return { metadata, items };
+  };
 }
 
 const event = (type: string, item: Item) => JSON.stringify({ type, object: raw(item) });
@@ -77,10 +63,10 @@ function informer(
   overrides: {
     backoff?: { baseMs: number; maxMs: number };
     now?: () => number;
-    log?: (line: string) => void;
   } = {},
 ) {
   const changes: string[] = [];
+  const { logger, lines } = capturing(5, "json");
   const cache = new Informer<{ name: string; rv: string }>(rest, {
     resource: "things",
     path: "/api/v1/things",
@@ -89,11 +75,7 @@ function informer(
         ? undefined
         : { name: object.metadata.name, rv: object.metadata.resourceVersion ?? "" },
     resourceVersionOf: (object) => object.rv,
-    logger: createLogger({
-      verbosity: overrides.log ? 5 : 0,
-      format: "json",
-      sink: { write: (line) => overrides.log?.(line) },
-    }),
+    logger,
     backoff: overrides.backoff ?? { baseMs: 5, maxMs: 20 },
     idleTimeoutMs: 1234,
     pageSize: 2,
@@ -103,25 +85,14 @@ function informer(
   cache.onChange((change: CacheChange<{ name: string; rv: string }>) =>
     changes.push(`${change.old ? (change.new ? "update" : "delete") : "add"} ${change.key}`)
   );
-  return { cache, changes };
+  return { cache, changes, lines };
 }
 
 /** The delays the informer's "List/watch failed, restarting" lines announce, in order. */
-function failureRetries(): { retries: number[]; log: (line: string) => void } {
-  const retries: number[] = [];
-  const log = (line: string) => {
-    const record = JSON.parse(line);
-    if (record.msg === "List/watch failed, restarting") retries.push(record.retryInMs);
-  };
-  return { retries, log };
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !condition(); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  ok(condition(), "condition not reached");
-}
+const failureRetries = (lines: string[]): number[] =>
+  lines.map((line) => JSON.parse(line))
+    .filter((record) => record.msg === "List/watch failed, restarting")
+    .map((record) => record.retryInMs);
 
 Deno.test("Informer lists in pages, keeps only what trim keeps, then reports synced", async () => {
   const { rest, seen } = scriptedRest({
@@ -133,7 +104,7 @@ Deno.test("Informer lists in pages, keeps only what trim keeps, then reports syn
   const { cache, changes } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => cache.hasSynced());
+  await waitFor(() => cache.hasSynced(), { description: "synced", timeoutMs: 2000, intervalMs: 5 });
   deepStrictEqual(cache.list().map((item) => item.name), ["a", "c"]);
   deepStrictEqual(changes, ["add ns/a", "add ns/c"]);
   strictEqual(seen.lists[1]?.query?.["continue"], "page-1");
@@ -153,7 +124,7 @@ Deno.test("Informer refuses a change handler once run() has started: it would mi
   const stop = new AbortController();
   const running = cache.run(stop.signal);
   throws(() => cache.onChange(() => {}), /onChange\(\) after run\(\) has started/);
-  await until(() => cache.hasSynced());
+  await waitFor(() => cache.hasSynced(), { description: "synced", timeoutMs: 2000, intervalMs: 5 });
   stop.abort();
   await running;
 });
@@ -180,7 +151,11 @@ Deno.test("Informer applies watch events, follows bookmarks and resumes from the
   const { cache, changes } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 2);
+  await waitFor(() => seen.watches.length === 2, {
+    description: "2 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   deepStrictEqual(changes, ["add ns/a", "add ns/b", "update ns/a", "delete ns/b", "delete ns/a"]);
   strictEqual(cache.size, 0);
   strictEqual(seen.watches[0]?.query?.["resourceVersion"], "list-1");
@@ -217,8 +192,16 @@ Deno.test("Informer relists on 410 Gone and reports objects that vanished meanwh
   const { cache, changes } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.lists.length === 3);
-  await until(() => seen.watches.length === 3);
+  await waitFor(() => seen.lists.length === 3, {
+    description: "3 lists",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
+  await waitFor(() => seen.watches.length === 3, {
+    description: "3 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   deepStrictEqual(changes, ["add ns/a", "add ns/b", "delete ns/a", "update ns/b"]);
   const health = cache.health();
   deepStrictEqual([health.restarts.expired, health.restarts.error], [2, 0]);
@@ -242,7 +225,11 @@ Deno.test("Informer restarts after an error with backoff and never stops on its 
   const { cache } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 4);
+  await waitFor(() => seen.watches.length === 4, {
+    description: "4 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   strictEqual(cache.health().restarts.error, 3);
   ok(cache.hasSynced(), "the cache stays usable while the watch restarts");
   stop.abort();
@@ -258,9 +245,17 @@ Deno.test("Informer waits a jittered backoff before relisting after 410 Gone", a
   const { cache } = informer(rest, { backoff: { baseMs: 200, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 1);
+  await waitFor(() => seen.watches.length === 1, {
+    description: "1 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   const refused = performance.now();
-  await until(() => seen.lists.length === 2);
+  await waitFor(() => seen.lists.length === 2, {
+    description: "2 lists",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   ok(performance.now() - refused >= 190, "the relist after 410 is not immediate");
   stop.abort();
   await running;
@@ -274,7 +269,11 @@ Deno.test("Informer relists after a watch that went idle, and reports the stall"
   const { cache } = informer(rest);
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.lists.length === 2 && seen.watches.length === 2);
+  await waitFor(() => seen.lists.length === 2 && seen.watches.length === 2, {
+    description: "2 lists and 2 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   const health = cache.health();
   strictEqual(health.restarts.idle_timeout, 1);
   strictEqual(health.failingSince, undefined, "the relist that followed succeeded");
@@ -300,11 +299,19 @@ Deno.test("Informer counts a stream shorter than the healthy minimum as a failur
   const { cache } = informer(rest, { backoff: { baseMs: 40, maxMs: 1000 }, now: () => clock });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 3);
+  await waitFor(() => seen.watches.length === 3, {
+    description: "3 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   let health = cache.health();
   strictEqual(health.failingSince, 1_000_000, "failing since the first short stream");
   ok(health.lastError?.includes("ended after less than 10000 ms"), String(health.lastError));
-  await until(() => seen.watches.length === 5);
+  await waitFor(() => seen.watches.length === 5, {
+    description: "5 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   // Backoff doubled between short streams: 40 ms, then 80 ms.
   ok((ends[1] ?? 0) - (ends[0] ?? 0) >= 35 && (ends[2] ?? 0) - (ends[1] ?? 0) >= 75, `${ends}`);
   health = cache.health();
@@ -335,22 +342,24 @@ Deno.test("Informer resumes at once from the last resourceVersion after a short 
       },
     ],
   });
-  const { retries, log } = failureRetries();
-  const { cache, changes } = informer(rest, {
-    // A backoff would outlast until()'s 2 s.
+  const { cache, changes, lines } = informer(rest, {
+    // A backoff would outlast the 2 s wait.
     backoff: { baseMs: 60_000, maxMs: 60_000 },
     now: () => clock,
-    log,
   });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 3);
+  await waitFor(() => seen.watches.length === 3, {
+    description: "3 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   deepStrictEqual(
     seen.watches.map((request) => request.query?.["resourceVersion"]),
     ["list-1", "5", "7"],
   );
   deepStrictEqual(changes, ["add ns/a", "update ns/a"]);
-  deepStrictEqual(retries, [], "no failure announced");
+  deepStrictEqual(failureRetries(lines), [], "no failure announced");
   const health = cache.health();
   strictEqual(health.failingSince, undefined);
   strictEqual(health.restarts.stream_end, 2);
@@ -369,13 +378,19 @@ Deno.test("Informer starts its backoff over after a watch that lasted, however i
       return Promise.reject(new Error("connection reset"));
     }],
   });
-  const { retries, log } = failureRetries();
-  const { cache } = informer(rest, { backoff: { baseMs: 10, maxMs: 1000 }, now: () => clock, log });
+  const { cache, lines } = informer(rest, {
+    backoff: { baseMs: 10, maxMs: 1000 },
+    now: () => clock,
+  });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 4);
+  await waitFor(() => seen.watches.length === 4, {
+    description: "4 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   // 10, 20, then 10 again: the third failure came after a watch that lasted.
-  deepStrictEqual(retries, [10, 20, 10]);
+  deepStrictEqual(failureRetries(lines), [10, 20, 10]);
   stop.abort();
   await running;
 });
@@ -387,17 +402,17 @@ Deno.test("Informer relists after the base delay on a 410 that ends an escalatio
     lists: [[[raw({ name: "a", rv: "1" })]]],
     watches: [broken, broken, broken, gone, gone],
   });
-  const retries: string[] = [];
-  const { cache } = informer(rest, {
-    backoff: { baseMs: 10, maxMs: 1000 },
-    log: (line) => {
-      const record = JSON.parse(line);
-      if (record.retryInMs !== undefined) retries.push(`${record.msg}: ${record.retryInMs}`);
-    },
-  });
+  const { cache, lines } = informer(rest, { backoff: { baseMs: 10, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 6);
+  await waitFor(() => seen.watches.length === 6, {
+    description: "6 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
+  const retries = lines.map((line) => JSON.parse(line))
+    .filter((record) => record.retryInMs !== undefined)
+    .map((record) => `${record.msg}: ${record.retryInMs}`);
   deepStrictEqual(retries, [
     "List/watch failed, restarting: 10",
     "List/watch failed, restarting: 20",
@@ -417,22 +432,29 @@ Deno.test("Informer waiting out a backoff after a lost connection retries soon o
     watches: Array.from({ length: 10 }, () => broken),
   });
   const back = Promise.withResolvers<void>();
-  const lines: string[] = [];
   // Delays 2, 4, ... 512 ms, then 1024 ms after the tenth refusal.
-  const { cache } = informer({ ...rest, answered: () => back.promise }, {
+  const { cache, lines } = informer({ ...rest, answered: () => back.promise }, {
     backoff: { baseMs: 2, maxMs: 60_000 },
-    log: (line) => lines.push(JSON.parse(line).msg),
   });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 10);
+  await waitFor(() => seen.watches.length === 10, {
+    description: "10 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   await new Promise((resolve) => setTimeout(resolve, 20)); // into the 1024 ms wait
   const answeredAt = performance.now();
   back.resolve(); // e.g. the PV saver's retry got an answer
-  await until(() => seen.watches.length === 11);
+  await waitFor(() => seen.watches.length === 11, {
+    description: "11 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   const waited = performance.now() - answeredAt;
   ok(waited < 800, `retried ${waited} ms after the answer, not after the 1024 ms backoff`);
-  ok(lines.includes("The API server answers again: retrying"), lines.join("\n"));
+  const messages = lines.map((line) => JSON.parse(line).msg);
+  ok(messages.includes("The API server answers again: retrying"), lines.join("\n"));
   stop.abort();
   await running;
 });
@@ -445,13 +467,16 @@ Deno.test("Informer starts its backoff over once when the server answers again a
     lists: [[[raw({ name: "a", rv: "1" })]]],
     watches: [lost, lost, lost, forbidden, forbidden, lost, forbidden],
   });
-  const { retries, log } = failureRetries();
-  const { cache } = informer(rest, { backoff: { baseMs: 2, maxMs: 1000 }, log });
+  const { cache, lines } = informer(rest, { backoff: { baseMs: 2, maxMs: 1000 } });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => seen.watches.length === 8);
+  await waitFor(() => seen.watches.length === 8, {
+    description: "8 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   // Lost 2, 4, 8; the server answers (403): 2, then 4; lost 8, answered again: no second reset, 16.
-  deepStrictEqual(retries, [2, 4, 8, 2, 4, 8, 16]);
+  deepStrictEqual(failureRetries(lines), [2, 4, 8, 2, 4, 8, 16]);
   stop.abort();
   await running;
 });
@@ -468,7 +493,11 @@ Deno.test("Informer health(): last list, last event, failing since the first err
   const { cache } = informer(rest, { now: () => clock });
   const stop = new AbortController();
   const running = cache.run(stop.signal);
-  await until(() => cache.health().restarts.error >= 2);
+  await waitFor(() => cache.health().restarts.error >= 2, {
+    description: "2 restarts after errors",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   let health = cache.health();
   deepStrictEqual(
     [health.synced, health.up, health.failingSince, health.lastError],
@@ -476,7 +505,11 @@ Deno.test("Informer health(): last list, last event, failing since the first err
   );
   clock = 9_000;
   failList = false;
-  await until(() => seen.watches.length === 1);
+  await waitFor(() => seen.watches.length === 1, {
+    description: "1 watches",
+    timeoutMs: 2000,
+    intervalMs: 5,
+  });
   health = cache.health();
   deepStrictEqual(
     [health.synced, health.up, health.failingSince, health.lastListAt, health.objects],
@@ -511,12 +544,16 @@ Deno.test("Informer cuts managedFields before parsing only for a built-in kind",
       path: "/api/v1/things",
       trim: (object) => (trimmed.push(object), object),
       resourceVersionOf: (object) => object.metadata.resourceVersion ?? "",
-      logger: createLogger({ verbosity: 0, format: "json", sink: { write: () => {} } }),
+      logger: quiet,
       cutManagedFields,
     });
     const stop = new AbortController();
     const running = cache.run(stop.signal);
-    await until(() => trimmed.length === 1);
+    await waitFor(() => trimmed.length === 1, {
+      description: "an object trimmed",
+      timeoutMs: 2000,
+      intervalMs: 5,
+    });
     stop.abort();
     await running;
     return { object: trimmed[0], listCut: seen.lists[0]?.withoutManagedFields };
@@ -553,10 +590,18 @@ Deno.test("Informer health() changes nothing: a failure after a stream that last
     const { cache } = informer(rest, { now: () => clock });
     const stop = new AbortController();
     const running = cache.run(stop.signal);
-    await until(() => lasted);
+    await waitFor(() => lasted, {
+      description: "the watch lasted",
+      timeoutMs: 2000,
+      intervalMs: 5,
+    });
     if (readWhileOpen) strictEqual(cache.health().failingSince, undefined);
     breakStream();
-    await until(() => seen.watches.length === 3);
+    await waitFor(() => seen.watches.length === 3, {
+      description: "3 watches",
+      timeoutMs: 2000,
+      intervalMs: 5,
+    });
     const health = cache.health();
     stop.abort();
     await running;

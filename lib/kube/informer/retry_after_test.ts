@@ -12,6 +12,7 @@ import { Informer } from "./informer.ts";
 import { InformerHealthSet } from "./health.ts";
 import { createKubeRest } from "../rest/client.ts";
 import { quiet } from "../../../tests/fakes/logger.ts";
+import { waitFor } from "../../../tests/cluster/wait.ts";
 
 const WINDOW_MS = 30_000;
 
@@ -48,15 +49,17 @@ Deno.test("a watch held by Retry-After waits counts as failing for readiness, af
   const stop = new AbortController();
   const running = informer.run(stop.signal);
   try {
-    for (let i = 0; i < 200 && watches === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => watches > 0, { description: "a watch", timeoutMs: 2000, intervalMs: 10 });
     strictEqual(watches, 1, "the watch was refused once and is being waited out");
     const now = Date.now();
     strictEqual(health.readiness(now, WINDOW_MS), true, "within the window: still ready");
     const pastWindow = () => health.readiness(now + WINDOW_MS + 1_000, WINDOW_MS);
     // The refusal may still be on its way to the client: give it a moment.
-    for (let i = 0; i < 100 && pastWindow() === true; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitFor(() => pastWindow() !== true, {
+      description: "not ready past the window",
+      timeoutMs: 1000,
+      intervalMs: 10,
+    });
     const later = pastWindow();
     ok(typeof later === "string", "held past the window, the informer still counted as ready");
     ok(later.startsWith("things cannot list or watch for "), later);

@@ -7,8 +7,9 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { PersistentVolume } from "../../model/objects.ts";
 import { createProvisioningCaches } from "../caches.ts";
 import type { CacheChange } from "./informer.ts";
-import type { KubeRequest, KubeRest, StreamOptions } from "../rest/client.ts";
+import type { KubeRequest, StreamOptions } from "../rest/client.ts";
 import { eventually } from "../../../tests/fakes/async.ts";
+import { recordingRest, silentWatch } from "../../../tests/fakes/kube_rest.ts";
 import { quiet } from "../../../tests/fakes/logger.ts";
 
 const MINE = "csi.storage.k8s.io/drivername=hostpath.csi.k8s.io," +
@@ -37,29 +38,28 @@ function pv(name: string, rv: string, options: { node?: string; labelled?: boole
   };
 }
 
-/** Lists answer per selector; each selector's watch is a stream the test writes lines to. */
-function perSelectorRest(lists: Record<string, unknown[]>) {
-  const requests: KubeRequest[] = [];
+/**
+ * Lists answer per selector (a `refused` selector's list fails); each
+ * selector's watch is a stream the test writes lines to.
+ */
+function perSelectorRest(lists: Record<string, unknown[]>, refused?: string) {
   const streams = new Map<string, StreamOptions>();
-  const rest: KubeRest = {
-    request: <T>(request: KubeRequest) => {
-      requests.push(request);
-      const selector = String(request.query?.["labelSelector"]);
-      return Promise.resolve({ metadata: { resourceVersion: "1" }, items: lists[selector] } as T);
+  const watches: KubeRequest[] = [];
+  const selectorOf = (request: KubeRequest) => String(request.query?.["labelSelector"]);
+  const rest = recordingRest([], {
+    otherwise: (request) =>
+      selectorOf(request) === refused
+        ? new Error("connection refused")
+        : { metadata: { resourceVersion: "1" }, items: lists[selectorOf(request)] },
+    watch: (request, options) => {
+      watches.push(request);
+      streams.set(selectorOf(request), options);
+      return silentWatch(options);
     },
-    stream: (request, options) => {
-      requests.push(request);
-      streams.set(String(request.query?.["labelSelector"]), options);
-      options.onOpen?.();
-      return new Promise((resolve) =>
-        options.signal.addEventListener("abort", () => resolve("aborted"), { once: true })
-      );
-    },
-    close: () => {},
-  };
+  });
   const send = (selector: string, type: string, object: unknown) =>
     streams.get(selector)!.onLine(JSON.stringify({ type, object }));
-  return { rest, requests, streams, send };
+  return { rest, requests: () => [...rest.requests, ...watches], streams, send };
 }
 
 async function started(lists: Record<string, unknown[]>) {
@@ -95,7 +95,7 @@ Deno.test("the PV cache lists and watches this node's labelled PVs and the unlab
     [MINE]: [pv("pvc-new", "5", { labelled: true })],
     [UNLABELLED]: [pv("pvc-old", "3"), pv("pvc-elsewhere", "4", { node: "node-b" })],
   });
-  const selectors = world.requests.map((request) => [
+  const selectors = world.requests().map((request) => [
     request.query?.["watch"] === true ? "watch" : "list",
     request.query?.["labelSelector"],
   ]).sort();
@@ -156,15 +156,8 @@ Deno.test("a PV that moves from the unlabelled watch to the labelled one is neve
 });
 
 Deno.test("the PV cache is not synced, nor up, until both watches are", async () => {
-  const server = perSelectorRest({ [MINE]: [], [UNLABELLED]: [] });
-  const failing: KubeRest = {
-    ...server.rest,
-    request: <T>(request: KubeRequest) =>
-      request.query?.["labelSelector"] === UNLABELLED
-        ? Promise.reject(new Error("connection refused"))
-        : server.rest.request<T>(request),
-  };
-  const caches = createProvisioningCaches(failing, {
+  const server = perSelectorRest({ [MINE]: [], [UNLABELLED]: [] }, UNLABELLED);
+  const caches = createProvisioningCaches(server.rest, {
     nodeName: "node-a",
     keepVolume: () => true,
     volumeLabels: { "csi.storage.k8s.io/managed-by": "external-provisioner-node-a" },

@@ -1,9 +1,9 @@
 /** Intents: what is written (never secret data), how it is read back, and when a claim still needs it. */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { claim, DRIVER, NODE } from "../../../tests/builders/provision.ts";
+import { claim, claimDecisionOptions, DRIVER } from "../../../tests/builders/provision.ts";
 import { intentFate, intentKey, makeIntent, parseIntent } from "./intent.ts";
 
-const OPTIONS = { driverName: DRIVER, nodeName: NODE, immediateBinding: true };
+const OPTIONS = claimDecisionOptions();
 const REQUEST = {
   name: "pvc-1",
   capacity_range: { required_bytes: "1024" },

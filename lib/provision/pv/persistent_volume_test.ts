@@ -12,10 +12,12 @@ import { prepareProvision, type ProvisionPlan } from "../request/request.ts";
 import {
   claim,
   CLAIM_UID,
+  createdVolume,
   DRIVER,
   NODE,
   persistentVolumeOptions,
   provisionOptions,
+  SEGMENT,
   storageClass,
   TOPOLOGY_KEY,
 } from "../../../tests/builders/provision.ts";
@@ -35,17 +37,7 @@ function prepareProvisionFor(theClaim: Claim, theClass: StorageClass) {
 }
 
 function response(volume: Partial<Volume> | null = {}): CreateVolumeResponse {
-  if (volume === null) return { volume: null };
-  return {
-    volume: {
-      capacity_bytes: "1073741824",
-      volume_id: "vol-1",
-      volume_context: {},
-      content_source: null,
-      accessible_topology: [{ segments: { [TOPOLOGY_KEY]: NODE } }],
-      ...volume,
-    },
-  };
+  return volume === null ? { volume: null } : createdVolume(volume);
 }
 
 function build(
@@ -275,7 +267,7 @@ Deno.test("buildPersistentVolume() labels only a PV confined to this node (every
   const twoNodes = build({
     response: response({
       accessible_topology: [
-        { segments: { [TOPOLOGY_KEY]: NODE } },
+        { segments: SEGMENT },
         { segments: { [TOPOLOGY_KEY]: "node-b" } },
       ],
     }),

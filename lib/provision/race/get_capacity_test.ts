@@ -7,6 +7,7 @@ import {
   claim,
   NODE,
   provisionOptions,
+  SEGMENT,
   storageClass,
   TOPOLOGY_KEY,
 } from "../../../tests/builders/provision.ts";
@@ -65,7 +66,7 @@ Deno.test("askCapacity asks GetCapacity for the request CreateVolume would get",
   strictEqual(csi.requests.length, 1);
   const [request] = csi.requests;
   deepStrictEqual(request?.parameters, { kind: "fast" });
-  deepStrictEqual(request?.accessible_topology, { segments: { [TOPOLOGY_KEY]: NODE } });
+  deepStrictEqual(request?.accessible_topology, { segments: SEGMENT });
   strictEqual(request?.volume_capabilities[0]?.access_mode?.mode, "SINGLE_NODE_WRITER");
 });
 
@@ -153,7 +154,7 @@ Deno.test("askCapacity: each requisite topology in turn until one has room", asy
   );
   deepStrictEqual(result, { kind: "fits", availableBytes: 2n * GI });
   deepStrictEqual(csi.requests.map((request) => request.accessible_topology?.segments), [
-    { [TOPOLOGY_KEY]: NODE },
+    SEGMENT,
     { [TOPOLOGY_KEY]: "node-b" },
   ]);
 });

@@ -5,6 +5,7 @@ import type { CloneFacts } from "../source/checks.ts";
 import {
   claim,
   NODE,
+  SEGMENT,
   sourceClaim,
   sourceVolume,
   storageClass,
@@ -16,7 +17,7 @@ const immediate = (allowed?: StorageClass["allowedTopologies"]) =>
     volumeBindingMode: "Immediate",
     ...(allowed === undefined ? {} : { allowedTopologies: allowed }),
   });
-const node = { name: NODE, segment: { [TOPOLOGY_KEY]: NODE } };
+const node = { name: NODE, segment: SEGMENT };
 const allowing = (...values: string[]) => [{
   matchLabelExpressions: [{ key: TOPOLOGY_KEY, values }],
 }];

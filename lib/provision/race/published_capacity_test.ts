@@ -9,16 +9,16 @@ import {
   rendezvous,
   summarizeUnplaceable,
 } from "./published_capacity.ts";
+import { TOPOLOGY_KEY } from "../../../tests/builders/provision.ts";
 
 const GI = 1024n ** 3n;
-const KEY = "topology.hostpath.csi/node";
 
 function published(node: string, gi: number, extra: Partial<PublishedCapacity> = {}) {
   return {
     publisher: `external-provisioner-${node}`,
     resourceVersion: "1",
     storageClassName: "local",
-    segment: { [KEY]: node },
+    segment: { [TOPOLOGY_KEY]: node },
     capacityBytes: BigInt(gi) * GI,
     ...extra,
   } satisfies PublishedCapacity;
@@ -103,7 +103,7 @@ Deno.test("summarizeUnplaceable: a node that fits, no publisher, and allowedTopo
     { kind: "fits" },
   );
   const objects = [published("a", 1), published("b", 9), published("c", 1)];
-  const onlyA = (segment: Record<string, string>) => segment[KEY] === "a";
+  const onlyA = (segment: Record<string, string>) => segment[TOPOLOGY_KEY] === "a";
   const limited = summarizeUnplaceable({ ...input, objects, mayRace: onlyA });
   deepStrictEqual(limited, {
     kind: "report",

@@ -5,15 +5,14 @@ import {
   claim,
   CLAIM_UID,
   NO_PV_SECRETS,
-  NODE,
   provisionOptions,
+  SEGMENT,
   storageClass,
-  TOPOLOGY_KEY,
   volumeAttributesClass,
 } from "../../../tests/builders/provision.ts";
 
 const VOLUME = `pvc-${CLAIM_UID}`;
-const OWN = { segments: { [TOPOLOGY_KEY]: NODE } };
+const OWN = { segments: SEGMENT };
 
 function prepare(
   overrides: { claim?: Claim; storageClass?: StorageClass; options?: Partial<ProvisionOptions> } =

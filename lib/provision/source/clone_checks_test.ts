@@ -4,7 +4,7 @@ import { checkCloneSource } from "./clone_checks.ts";
 import type { CloneFacts, Read } from "./checks.ts";
 import {
   claim,
-  NODE,
+  SEGMENT,
   SOURCE_HANDLE,
   sourceClaim,
   sourceVolume,
@@ -36,7 +36,7 @@ function check(
     claim: overrides.claim ?? claim(),
     storageClass: storageClass(),
     requestedBytes: overrides.requestedBytes ?? 1n << 30n,
-    segment: { [TOPOLOGY_KEY]: NODE },
+    segment: SEGMENT,
     preventVolumeModeConversion: true,
     sourceName: "origin",
   });

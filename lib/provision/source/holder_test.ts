@@ -3,6 +3,7 @@ import type { CloneFacts, SnapshotFacts } from "./checks.ts";
 import { locateSource, sourceRaceVerdict } from "./holder.ts";
 import {
   NODE,
+  SEGMENT,
   snapshotContent,
   sourceClaim,
   sourceVolume,
@@ -10,7 +11,7 @@ import {
   volumeSnapshot,
 } from "../../../tests/builders/provision.ts";
 
-const here = { name: NODE, segment: { [TOPOLOGY_KEY]: NODE } };
+const here = { name: NODE, segment: SEGMENT };
 const other = { name: "node-b", segment: { [TOPOLOGY_KEY]: "node-b" } };
 
 function cloneOf(node: string): CloneFacts {

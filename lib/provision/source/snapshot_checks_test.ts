@@ -4,7 +4,7 @@ import type { Read, SnapshotFacts } from "./checks.ts";
 import { checkSnapshotSource } from "./snapshot_checks.ts";
 import {
   claim,
-  NODE,
+  SEGMENT,
   SNAPSHOT_HANDLE,
   snapshotContent,
   sourceVolume,
@@ -12,9 +12,10 @@ import {
   TOPOLOGY_KEY,
   volumeSnapshot,
 } from "../../../tests/builders/provision.ts";
-
-const ALLOW = "snapshot.storage.kubernetes.io/allow-volume-mode-change";
-const PROTECTION = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection";
+import {
+  ANN_ALLOW_VOLUME_MODE_CHANGE as ALLOW,
+  SNAPSHOT_SOURCE_PROTECTION_FINALIZER as PROTECTION,
+} from "../../model/keys.ts";
 
 function check(
   facts: {
@@ -36,7 +37,7 @@ function check(
     claim: overrides.claim ?? claim(),
     storageClass: storageClass(),
     requestedBytes: overrides.requestedBytes ?? 1n << 30n,
-    segment: { [TOPOLOGY_KEY]: NODE },
+    segment: SEGMENT,
     preventVolumeModeConversion: overrides.prevent ?? true,
     sourceName: "snap",
   });
