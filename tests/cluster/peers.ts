@@ -58,6 +58,20 @@ export const HOSTPATH_DEPLOY_ARCHIVE: PeerArchive = {
   version: "v1.18.0",
 };
 
+/**
+ * Real drivers' node DaemonSets that run upstream's csi-provisioner (no Go
+ * code): scylladb/local-csi-driver's manifests, Azure/local-csi-driver's and
+ * democratic-csi's Helm charts; see ../shared/peers/README.md.
+ */
+export const DRIVER_DAEMONSETS_ARCHIVE: PeerArchive = {
+  file: "driver-daemonsets-2026-12.tar.gz",
+  sha256: "ffe77f748654358b921cc517140059ed715a704aad07405da5db1c14edc3e13b",
+  topDir: "driver-daemonsets",
+  origin: "scylladb/local-csi-driver a341561f, Azure/local-csi-driver cda89151, " +
+    "democratic-csi/charts 79a3c025",
+  version: "2026-12",
+};
+
 export interface PeerBinaries {
   hostpathplugin: string;
   snapshotController: string;

@@ -39,9 +39,16 @@ export function run(
   return runCommand(command, args, { ...options, cwd: REPO_ROOT });
 }
 
-/** Plain objects: client-node's parser makes class instances, which deepStrictEqual tells apart. */
+/**
+ * Plain objects: client-node's parser makes class instances, which
+ * deepStrictEqual tells apart. Documents with only comments (helm renders
+ * them for disabled templates) are skipped: that parser fails on them.
+ */
 export function parseObjects(yaml: string): K8sObject[] {
-  const typed = (loadAllYaml(yaml) as (K8sObject | null)[]).filter((object) => object !== null);
+  const documents = yaml.split(/^---.*$/m)
+    .filter((document) => document.replace(/^\s*#.*$/gm, "").trim() !== "");
+  const typed = (documents.flatMap((document) => loadAllYaml(document)) as (K8sObject | null)[])
+    .filter((object) => object !== null);
   return JSON.parse(JSON.stringify(typed)) as K8sObject[];
 }
 
