@@ -9,17 +9,23 @@
  * server-side dry run on a real API server.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { ensureClusterBinaries } from "../cluster/build.ts";
 import { ensureHelm } from "../cluster/helm_build.ts";
 import { loadUpstreamRbac } from "../cluster/rbac.ts";
 import { dryRunAccepted, startValidationCluster } from "./apply.ts";
-import { checkJournalOnHostPath, checkProbes, parseAgentArgs } from "./daemonset_checks.ts";
+import { checkJournalOnHostPath, parseAgentArgs } from "./daemonset_checks.ts";
+import { COMPONENT_DIR, componentPort, IMAGE, renderWithComponent } from "./driver_daemonsets.ts";
+import {
+  checkRestUntouched,
+  checkSwappedContainer,
+  container,
+  podSpec,
+} from "./swapped_container.ts";
 import {
   CHART_DIR,
-  DEPLOY_DIR,
   type K8sObject,
   parseObjects,
   type PolicyRule,
@@ -30,64 +36,8 @@ import {
 } from "./render.ts";
 import { upstreamHostpathDaemonSet } from "./upstream_hostpath.ts";
 
-const COMPONENT_DIR = join(DEPLOY_DIR, "components", "replace-csi-provisioner");
 const NAMESPACE = "hostpath";
-const IMAGE = "registry.example.com/csi-node-provisioner";
-
-interface Container {
-  name: string;
-  image: string;
-  command?: string[];
-  args?: string[];
-  env?: unknown[];
-  volumeMounts?: unknown[];
-  securityContext?: Record<string, unknown>;
-  ports?: { name: string; containerPort: number }[];
-  livenessProbe?: { httpGet: { path: string; port: string } };
-  readinessProbe?: { httpGet: { path: string; port: string } };
-  [field: string]: unknown;
-}
-
-function podSpec(daemonSet: K8sObject): { containers: Container[]; [field: string]: unknown } {
-  return (daemonSet.spec as { template: { spec: { containers: Container[] } } }).template.spec;
-}
-
-function container(daemonSet: K8sObject, name: string): Container {
-  const found = podSpec(daemonSet).containers.find((candidate) => candidate.name === name);
-  if (!found) throw new Error(`no container ${name}`);
-  return found;
-}
-
-/** `kubectl kustomize` of an overlay with the component over a base holding the DaemonSet. */
-async function renderComponent(kubectl: string, upstreamYaml: string): Promise<K8sObject[]> {
-  const dir = mkdtempSync(join(tmpdir(), "component-"));
-  try {
-    mkdirSync(join(dir, "driver"));
-    mkdirSync(join(dir, "overlay"));
-    writeFileSync(join(dir, "driver", "csi-hostpath-plugin.yaml"), upstreamYaml);
-    // The namespace is set in the base: the component reads it (see its kustomization.yaml).
-    writeFileSync(
-      join(dir, "driver", "kustomization.yaml"),
-      `namespace: ${NAMESPACE}\nresources:\n  - csi-hostpath-plugin.yaml\n`,
-    );
-    writeFileSync(
-      join(dir, "overlay", "kustomization.yaml"),
-      [
-        "resources:",
-        "  - ../driver",
-        "components:",
-        `  - ${relative(join(dir, "overlay"), COMPONENT_DIR)}`,
-        "images:",
-        "  - name: csi-node-provisioner",
-        `    newName: ${IMAGE}`,
-        "",
-      ].join("\n"),
-    );
-    return parseObjects(await run(kubectl, ["kustomize", join(dir, "overlay")]));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+const CONTAINER = "csi-provisioner";
 
 /** The README's Helm recipe, applied to upstream's manifest as a driver chart's template. */
 function helmRecipeTemplate(upstreamYaml: string): string {
@@ -138,6 +88,7 @@ async function renderHelmRecipe(helm: string, upstreamYaml: string): Promise<K8s
           "storageClasses=null",
           "capacity.ownerMode=pod",
           `image.repository=${IMAGE}`,
+          `metrics.port=${componentPort()}`,
         ].flatMap((value) => ["--set", `csiNodeProvisioner.${value}`]),
       ]),
     );
@@ -146,47 +97,38 @@ async function renderHelmRecipe(helm: string, upstreamYaml: string): Promise<K8s
   }
 }
 
-/** The binary deploy/Dockerfile's image starts (its ENTRYPOINT). */
-function imageEntrypoint(): string {
-  const dockerfile = readFileSync(join(DEPLOY_DIR, "Dockerfile"), "utf8");
-  const entrypoint = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile);
-  ok(entrypoint, "deploy/Dockerfile has an ENTRYPOINT in exec form");
-  return (JSON.parse(entrypoint[1]!) as string[])[0]!;
-}
-
 /** What the swap must leave as upstream had it, and what it must add. */
 function checkSwappedDaemonSet(rendered: K8sObject, upstream: K8sObject): void {
-  const before = container(upstream, "csi-provisioner");
-  const after = container(rendered, "csi-provisioner");
-  for (const field of ["args", "env", "volumeMounts"] as const) {
-    deepStrictEqual(after[field], before[field], `csi-provisioner ${field} kept`);
-  }
-  deepStrictEqual(after.securityContext, { ...before.securityContext, runAsUser: 0 });
-  strictEqual(after.image, `${IMAGE}:0.1.0`);
-  // Every other container, the volumes and the ServiceAccount are untouched.
-  const others = (daemonSet: K8sObject) =>
-    podSpec(daemonSet).containers.filter((candidate) => candidate.name !== "csi-provisioner");
-  deepStrictEqual(others(rendered), others(upstream));
-  deepStrictEqual(podSpec(rendered).volumes, podSpec(upstream).volumes);
+  const config = checkSwappedContainer(upstream, rendered, {
+    container: CONTAINER,
+    image: `${IMAGE}:0.1.0`,
+  });
+  checkRestUntouched(upstream, rendered, { container: CONTAINER });
   strictEqual(podSpec(rendered).serviceAccountName, "csi-provisioner");
-  // The agent's parser takes the command line; the probes reach its HTTP endpoint.
-  const [entrypoint, ...flags] = [...(after.command ?? []), ...(after.args ?? [])];
-  strictEqual(entrypoint, imageEntrypoint(), "the command starts with the image's ENTRYPOINT");
-  const parsed = parseAgentArgs(flags);
-  ok(parsed.kind === "run", JSON.stringify(parsed));
-  strictEqual(parsed.config.csiAddress, "/csi/csi.sock");
-  strictEqual(parsed.config.capacityOwnerrefLevel, 0);
+  strictEqual(config.csiAddress, "/csi/csi.sock");
+  strictEqual(config.capacityOwnerrefLevel, 0);
   // The intent journal lands beside the socket, in the plugin's host directory.
   strictEqual(
     checkJournalOnHostPath(rendered, {
-      mounts: after.volumeMounts as { name: string; mountPath: string }[],
-      journalPath: parsed.config.journalPath,
+      mounts: container(rendered, CONTAINER).volumeMounts as { name: string; mountPath: string }[],
+      journalPath: config.journalPath,
     }),
     "/var/lib/kubelet/plugins/csi-hostpath/csi-node-provisioner-journal.json",
   );
-  const port = after.ports?.find((candidate) => candidate.name === "metrics");
-  strictEqual(parsed.config.httpEndpoint, `:${port?.containerPort}`);
-  checkProbes(after);
+}
+
+/** The DaemonSet's spec without the agent container's command and args. */
+function withoutCommandLine(daemonSet: K8sObject): unknown {
+  const copy = structuredClone(daemonSet);
+  const agent = container(copy, CONTAINER);
+  delete agent.command;
+  delete agent.args;
+  return copy.spec;
+}
+
+function agentConfig(daemonSet: K8sObject): unknown {
+  const agent = container(daemonSet, CONTAINER);
+  return parseAgentArgs([...(agent.command ?? []).slice(1), ...(agent.args ?? [])]);
 }
 
 function bindsDaemonSetAccount(binding: K8sObject): void {
@@ -202,8 +144,11 @@ Deno.test("the kustomize component and the Helm recipe swap csi-driver-host-path
     upstreamHostpathDaemonSet(),
   ]);
   const upstream = theObject(parseObjects(upstreamYaml), "DaemonSet");
-  const viaKustomize = await renderComponent(binaries.kubectl, upstreamYaml);
+  const viaKustomize = parseObjects(
+    await renderWithComponent(binaries.kubectl, upstreamYaml, { namespace: NAMESPACE }),
+  );
   const viaHelm = await renderHelmRecipe(helm, upstreamYaml);
+  const viaKustomizeDaemonSet = theObject(viaKustomize, "DaemonSet");
 
   await t.step("kustomize: args, env, mounts and socket kept; image, probes, uid 0 added", () => {
     checkSwappedDaemonSet(theObject(viaKustomize, "DaemonSet"), upstream);
@@ -214,7 +159,10 @@ Deno.test("the kustomize component and the Helm recipe swap csi-driver-host-path
   await t.step("Helm: the same DaemonSet, and this chart's RBAC for its ServiceAccount", () => {
     const daemonSet = theObject(viaHelm, "DaemonSet");
     checkSwappedDaemonSet(daemonSet, upstream);
-    deepStrictEqual(daemonSet.spec, theObject(viaKustomize, "DaemonSet").spec);
+    // The same but for where --http-endpoint is: the component's replaces or
+    // extends the container's args, the Helm template's is in the command.
+    deepStrictEqual(withoutCommandLine(daemonSet), withoutCommandLine(viaKustomizeDaemonSet));
+    deepStrictEqual(agentConfig(daemonSet), agentConfig(viaKustomizeDaemonSet));
     deepStrictEqual(viaHelm.map((object) => object.kind).sort(), [
       "ClusterRole",
       "ClusterRoleBinding",

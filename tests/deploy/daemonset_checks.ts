@@ -10,7 +10,7 @@ import { PROBES } from "../../lib/http/health.ts";
 import { HEARTBEAT_STALE_MS } from "../../lib/runtime/heartbeat.ts";
 import { agentContainer, type K8sObject, theObject } from "./render.ts";
 
-interface Probe {
+export interface Probe {
   httpGet: { path: string; port: string | number };
   initialDelaySeconds?: number;
   periodSeconds?: number;

@@ -9,13 +9,13 @@ csiNodeProvisioner) writes, in its DaemonSet:
     {{- include "csi-node-provisioner.replaceCsiProvisioner" .Subcharts.csiNodeProvisioner | nindent 10 }}
     args: ...          # kept as they are
     securityContext:
-      runAsUser: 0     # added: see deploy/components/replace-csi-provisioner/container.yaml
+      runAsUser: 0     # added: see deploy/components/replace-csi-provisioner/agent.yaml
 
 and drops the container's own image, command, ports and probes. Rendered
 with this chart's values: image, metrics.port, livenessProbe, readinessProbe.
 The agent's intent journal goes beside the socket of --csi-address, i.e. in
 the plugin's hostPath socket directory the container already mounts (see
-deploy/components/replace-csi-provisioner/container.yaml).
+deploy/components/replace-csi-provisioner/agent.yaml).
 */}}
 {{- define "csi-node-provisioner.replaceCsiProvisioner" -}}
 image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
