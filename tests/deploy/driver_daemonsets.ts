@@ -102,7 +102,7 @@ export async function renderWithPostRenderer(
   driver: DriverSource,
   options: { dir: string; helm: string; kubectl: string },
 ): Promise<string> {
-  const env = { KUBECTL: options.kubectl, IMAGE };
+  const env = { KUBECTL: options.kubectl, CSI_NODE_PROVISIONER_IMAGE: IMAGE };
   return await runWithEnv(options.helm, [
     ...helmTemplateArgs(driver, options.dir),
     `--post-renderer=${POST_RENDERER}`,

@@ -7,8 +7,9 @@
 #
 # It reads the rendered manifests on stdin and writes them, with the
 # DaemonSet's csi-provisioner container swapped for this agent, on stdout.
-# KUBECTL names the kubectl to run (default: kubectl from PATH); IMAGE, when
-# set, is the agent's image repository (REGISTRY/csi-node-provisioner).
+# KUBECTL names the kubectl to run (default: kubectl from PATH);
+# CSI_NODE_PROVISIONER_IMAGE, when set, is the agent's image repository
+# (REGISTRY/csi-node-provisioner).
 set -eu
 
 component=$(cd "$(dirname "$0")" && pwd)
@@ -43,10 +44,10 @@ awk '
   echo "  - rendered.yaml"
   echo "components:"
   echo "  - component"
-  if [ -n "${IMAGE:-}" ]; then
+  if [ -n "${CSI_NODE_PROVISIONER_IMAGE:-}" ]; then
     echo "images:"
     echo "  - name: csi-node-provisioner"
-    echo "    newName: $IMAGE"
+    echo "    newName: $CSI_NODE_PROVISIONER_IMAGE"
   fi
 } > "$work/kustomization.yaml"
 
