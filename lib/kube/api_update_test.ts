@@ -112,14 +112,9 @@ Deno.test("changeClaimFinalizer: update writes nothing when the claim is so alre
   ]);
   const api = new KubeApi(rest);
   const ref = { namespace: "apps", name: "data" };
-  deepStrictEqual(
-    await api.changeClaimFinalizer(ref, { finalizer: CLONE, action: "add" }),
-    "patched",
-  );
-  deepStrictEqual(
-    await api.changeClaimFinalizer(ref, { finalizer: CLONE, action: "remove" }),
-    "patched",
-  );
+  for (const action of ["add", "remove"] as const) {
+    strictEqual(await api.changeClaimFinalizer(ref, { finalizer: CLONE, action }), "patched");
+  }
   deepStrictEqual(methods(rest), ["PATCH", "GET", "GET", "PUT"]);
   deepStrictEqual(rest.requests[3]!.body, served("7", { finalizers: ["a"] }));
 });
