@@ -2,8 +2,8 @@
  * Upstream external-provisioner's rbac.yaml alone, as an operator who swaps
  * the sidecar for the agent keeps it: update, not patch, on claims and
  * VolumeSnapshots. Two agents race for an Immediate claim, a claim is
- * restored from a snapshot and another cloned, and the clone's source loses
- * its cloning-protection finalizer after. kube-apiserver's audit log then
+ * restored from a snapshot and another cloned, and the clone's source, once
+ * deleted, loses its cloning-protection finalizer. kube-apiserver's audit log then
  * lists every call the agents made; the only refusals are each agent's
  * first patch of a claim and of a VolumeSnapshot, and each write went on as
  * upstream's read and update. (tests/e2e/rbac_test.ts audits deploy/'s
@@ -15,6 +15,7 @@ import { auditCall, readAuditEvents } from "../cluster/audit.ts";
 import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { createVolumeSnapshot, waitForSnapshotReady } from "../cluster/snapshots.ts";
+import { waitFor } from "../cluster/wait.ts";
 import { createNamespace, forceDeletePod, waitForClaimBound } from "../cluster/workloads.ts";
 import { createImmediateClass } from "./immediate_support.ts";
 import {
@@ -119,13 +120,16 @@ Deno.test("upstream's rbac.yaml alone: the Immediate race, a restore and a clone
     await waitForClaimBound(admin, { namespace: NS, name: "cloned" });
     const origin = { namespace: NS, name: "origin" };
     assert.ok((await claimFinalizers(cluster, origin)).includes(CLONE_FINALIZER));
-    await forceDeletePod(admin, NS, "cloned");
-    await admin.core.deleteNamespacedPersistentVolumeClaim({ namespace: NS, name: "cloned" });
-    await waitForFinalizer(() => claimFinalizers(cluster, origin), {
-      finalizer: CLONE_FINALIZER,
-      present: false,
-      what: "the clone's source",
-    });
+    // Deleted, the source waits on the finalizer, which its agent removes: no clone is Pending.
+    await forceDeletePod(admin, NS, "origin");
+    await admin.core.deleteNamespacedPersistentVolumeClaim(origin);
+    await waitFor(async () => {
+      const list = await admin.core.listNamespacedPersistentVolumeClaim({
+        namespace: NS,
+        fieldSelector: "metadata.name=origin",
+      });
+      return list.items.length === 0;
+    }, { description: "the clone's source released and deleted", timeoutMs: 60_000 });
   });
 
   await step(
