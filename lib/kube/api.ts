@@ -21,6 +21,13 @@ import type { Logger } from "../log/logger.ts";
 import { Discovery } from "./discovery.ts";
 import type { RawObject } from "./informer/informer.ts";
 import { readNodeUid, readObjectIdentity } from "./owner_objects.ts";
+import {
+  changeFinalizer,
+  type PatchOrUpdate,
+  patchOrUpdate,
+  PatchPermissions,
+  setAnnotations,
+} from "./patch_or_update.ts";
 import type { KubeRest } from "./rest/client.ts";
 import { hasStatus, KubeApiError } from "./rest/types.ts";
 import {
@@ -41,15 +48,27 @@ function isRefusal(status: number): boolean {
   return status >= 400 && status < 500 && ![401, 403, 408, 409, 429].includes(status);
 }
 
+/** Updates of one finalizer write that meet conflicts (a patch of it never does). */
+const UPDATE_CONFLICT_TRIES = 3;
+
+function claimPath(key: { namespace: string; name: string }): string {
+  return `/api/v1/namespaces/${key.namespace}/persistentvolumeclaims/${key.name}`;
+}
+
 /** The calls, bound to one client. */
 export class KubeApi {
   readonly #rest: KubeRest;
   readonly #discovery: Discovery;
   readonly #snapshots: SnapshotDiscovery;
+  readonly #patches: PatchPermissions;
 
-  /** `logger`: where the VolumeSnapshot API's absence and arrival are told. */
+  /**
+   * `logger`: where the VolumeSnapshot API's absence and arrival are told,
+   * and a patch that RBAC forbids.
+   */
   constructor(rest: KubeRest, options: { logger?: Logger } = {}) {
     this.#rest = rest;
+    this.#patches = new PatchPermissions(options.logger);
     this.#discovery = new Discovery(rest);
     this.#snapshots = new SnapshotDiscovery(
       (groupVersion, resource) => this.servesResource(groupVersion, resource),
@@ -122,7 +141,7 @@ export class KubeApi {
     try {
       const raw = await this.#rest.request<RawObject>({
         method: "GET",
-        path: `/api/v1/namespaces/${key.namespace}/persistentvolumeclaims/${key.name}`,
+        path: claimPath(key),
         ...(signal === undefined ? {} : { signal }),
       });
       // Read for its identity and state only: keep every claim, whatever its node.
@@ -142,7 +161,7 @@ export class KubeApi {
    * server checks the same way (409 Conflict when the claim changed), and
    * sends only the annotation: the cached claim here is trimmed, so a full
    * Update would drop every field the cache does not keep. RBAC: patch on
-   * persistentvolumeclaims (upstream's needs update).
+   * persistentvolumeclaims, or, as upstream, update (patchOrUpdate).
    */
   async selectNode(
     claim: Claim,
@@ -179,20 +198,36 @@ export class KubeApi {
     }
   }
 
-  /** A merge patch of the claim's annotations, with its resourceVersion as a precondition. */
+  /**
+   * A merge patch of the claim's annotations, with its resourceVersion as a
+   * precondition; where patch is forbidden, an update of the claim read,
+   * under the same precondition.
+   */
   async #patchClaim(
     claim: Claim,
     annotations: Record<string, string | null>,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    await this.#rest.request({
-      method: "PATCH",
-      path:
-        `/api/v1/namespaces/${claim.metadata.namespace}/persistentvolumeclaims/${claim.metadata.name}`,
-      contentType: "application/merge-patch+json",
-      body: { metadata: { resourceVersion: claim.metadata.resourceVersion, annotations } },
-      ...(signal === undefined ? {} : { signal }),
+    const { resourceVersion } = claim.metadata;
+    await this.#write({
+      resource: "persistentvolumeclaims",
+      path: claimPath(claim.metadata),
+      patch: {
+        contentType: "application/merge-patch+json",
+        body: { metadata: { resourceVersion, annotations } },
+      },
+      apply: (object) => {
+        setAnnotations(object, annotations);
+        return true;
+      },
+      resourceVersion,
+      signal,
     });
+  }
+
+  /** A patch, or the read and update that RBAC allows (patch_or_update.ts). */
+  async #write(write: PatchOrUpdate): Promise<void> {
+    await patchOrUpdate(this.#rest, this.#patches, write);
   }
 
   /** Reads a Secret's data, decoded to strings. Throws (with the API's reason) when it cannot. */
@@ -261,33 +296,38 @@ export class KubeApi {
     signal?: AbortSignal,
   ): Promise<"patched" | "gone"> {
     return await this.#patchFinalizers(
-      `/api/v1/persistentvolumes/${pvName}`,
+      { resource: "persistentvolumes", path: `/api/v1/persistentvolumes/${pvName}` },
       { finalizer: PV_PROTECTION_FINALIZER, action },
       signal,
     );
   }
 
-  /** A strategic merge patch of one finalizer; a missing object is "gone". */
+  /**
+   * A strategic merge patch of one finalizer; where patch is forbidden, an
+   * update of the object read, read again after a conflict. A missing object
+   * is "gone".
+   */
   async #patchFinalizers(
-    path: string,
+    target: { resource: string; path: string },
     change: { finalizer: string; action: "add" | "remove" },
     signal?: AbortSignal,
   ): Promise<"patched" | "gone"> {
     const metadata = change.action === "add"
       ? { finalizers: [change.finalizer] }
       : { "$deleteFromPrimitiveList/finalizers": [change.finalizer] };
-    try {
-      await this.#rest.request({
-        method: "PATCH",
-        path,
-        contentType: "application/strategic-merge-patch+json",
-        body: { metadata },
-        ...(signal === undefined ? {} : { signal }),
-      });
-      return "patched";
-    } catch (error) {
-      if (hasStatus(error, 404)) return "gone";
-      throw error;
+    for (let attempt = 1;; attempt++) {
+      try {
+        await this.#write({
+          ...target,
+          patch: { contentType: "application/strategic-merge-patch+json", body: { metadata } },
+          apply: (object) => changeFinalizer(object, change),
+          signal,
+        });
+        return "patched";
+      } catch (error) {
+        if (hasStatus(error, 404)) return "gone";
+        if (!hasStatus(error, 409) || attempt >= UPDATE_CONFLICT_TRIES) throw error;
+      }
     }
   }
 
@@ -312,7 +352,8 @@ export class KubeApi {
   /**
    * Adds or removes a finalizer of a claim with a strategic merge patch,
    * which merges metadata.finalizers by value: no read, no conflict, and
-   * agents that do the same at once do not overwrite each other.
+   * agents that do the same at once do not overwrite each other. Where RBAC
+   * grants only update (upstream's rbac.yaml), it is upstream's Update.
    */
   async changeClaimFinalizer(
     ref: { namespace: string; name: string },
@@ -320,7 +361,7 @@ export class KubeApi {
     signal?: AbortSignal,
   ): Promise<"patched" | "gone"> {
     return await this.#patchFinalizers(
-      `/api/v1/namespaces/${ref.namespace}/persistentvolumeclaims/${ref.name}`,
+      { resource: "persistentvolumeclaims", path: claimPath(ref) },
       change,
       signal,
     );
@@ -358,6 +399,7 @@ export class KubeApi {
       ...(current === undefined ? {} : { current }),
       ...(tries === undefined ? {} : { tries }),
       ...(signal === undefined ? {} : { signal }),
+      patches: this.#patches,
     });
   }
 

@@ -11,6 +11,7 @@ import type { Logger } from "../log/logger.ts";
 import { SNAPSHOT_API_GROUP } from "../model/keys.ts";
 import type { Metadata, VolumeSnapshot, VolumeSnapshotContent } from "../model/objects.ts";
 import { Informer, type RawObject } from "./informer/informer.ts";
+import { patchOrUpdate, PatchPermissions } from "./patch_or_update.ts";
 import { hasStatus, type KubeRest } from "./rest/client.ts";
 
 const GROUP_VERSION = `${SNAPSHOT_API_GROUP}/v1`;
@@ -122,12 +123,19 @@ export type FinalizerWrite = "changed" | "unchanged" | "gone" | "forbidden" | "c
  * Adds or removes one finalizer of a VolumeSnapshot. `current` (a copy read
  * a moment ago, or an informer's) saves the first read. A conflict is
  * retried with a fresh read, at most `tries` writes in all (1: a conflict
- * ends the attempt, for a caller that retries on its own schedule).
+ * ends the attempt, for a caller that retries on its own schedule). Where
+ * RBAC forbids patch (`patches` remembers), it is upstream's Update of the
+ * snapshot read, under the same resourceVersion.
  */
 export async function changeSnapshotFinalizer(
   rest: KubeRest,
   change: { ref: { namespace: string; name: string }; finalizer: string; action: "add" | "remove" },
-  options: { current?: VolumeSnapshot; tries?: number; signal?: AbortSignal } = {},
+  options: {
+    current?: VolumeSnapshot;
+    tries?: number;
+    signal?: AbortSignal;
+    patches?: PatchPermissions;
+  } = {},
 ): Promise<FinalizerWrite> {
   const { signal } = options;
   const tries = options.tries ?? CONFLICT_TRIES;
@@ -142,14 +150,20 @@ export async function changeSnapshotFinalizer(
       const next = change.action === "add"
         ? [...finalizers, change.finalizer]
         : finalizers.filter((finalizer) => finalizer !== change.finalizer);
-      await rest.request({
-        method: "PATCH",
+      const { resourceVersion } = snapshot.metadata;
+      await patchOrUpdate(rest, options.patches ?? new PatchPermissions(), {
+        resource: `volumesnapshots.${SNAPSHOT_API_GROUP}`,
         path: snapshotPath(change.ref),
-        contentType: "application/merge-patch+json",
-        body: {
-          metadata: { resourceVersion: snapshot.metadata.resourceVersion, finalizers: next },
+        patch: {
+          contentType: "application/merge-patch+json",
+          body: { metadata: { resourceVersion, finalizers: next } },
         },
-        ...(signal === undefined ? {} : { signal }),
+        apply: (object) => {
+          (object.metadata as { finalizers?: string[] }).finalizers = next;
+          return true;
+        },
+        resourceVersion,
+        signal,
       });
       return "changed";
     } catch (error) {

@@ -1,5 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { capturing } from "../../tests/fakes/logger.ts";
+import { PatchPermissions } from "./patch_or_update.ts";
 import { KubeApiError } from "./rest/client.ts";
 import {
   changeSnapshotFinalizer,
@@ -114,11 +115,36 @@ Deno.test("changeSnapshotFinalizer(): nothing to do, gone and forbidden are valu
     await changeSnapshotFinalizer(gone, { ref: REF, finalizer: F, action: "add" }),
     "gone",
   );
-  const forbidden = recordingRest([rawSnapshot("1"), new KubeApiError(403, "Forbidden", "no")]);
+  const refused = new KubeApiError(403, "Forbidden", "no");
+  const forbidden = recordingRest([rawSnapshot("1"), refused, rawSnapshot("1"), refused]);
   strictEqual(
     await changeSnapshotFinalizer(forbidden, { ref: REF, finalizer: F, action: "add" }),
     "forbidden",
   );
+  deepStrictEqual(forbidden.requests.map((request) => request.method), [
+    "GET",
+    "PATCH",
+    "GET",
+    "PUT",
+  ]);
+});
+
+Deno.test("changeSnapshotFinalizer() updates the snapshot read where patch is forbidden, as upstream", async () => {
+  const rest = recordingRest([
+    rawSnapshot("5", ["other"]),
+    new KubeApiError(403, "Forbidden", "cannot patch resource"),
+    rawSnapshot("5", ["other"]),
+    {},
+  ]);
+  const patches = new PatchPermissions();
+  strictEqual(
+    await changeSnapshotFinalizer(rest, { ref: REF, finalizer: F, action: "add" }, { patches }),
+    "changed",
+  );
+  const put = rest.requests[3]!;
+  deepStrictEqual([put.method, put.path], ["PUT", PATH]);
+  deepStrictEqual(put.body, rawSnapshot("5", ["other", F]));
+  strictEqual(patches.forbidden("volumesnapshots.snapshot.storage.k8s.io"), true);
 });
 
 Deno.test("SnapshotDiscovery asks while not served, logs once each way, and keeps a yes", async () => {

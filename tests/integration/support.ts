@@ -79,9 +79,23 @@ export async function waitForClaimEvent(
 }
 
 /**
+ * The agents' permissions when a test does not choose: cluster-admin, or
+ * what TEST_AGENT_RBAC names ("upstream": upstream's rbac.yaml alone), so
+ * that a whole suite can be run again under an operator's RBAC.
+ */
+export function defaultAgentRbac(
+  env: Record<string, string | undefined> = Deno.env.toObject(),
+): AgentRbac {
+  const named = env.TEST_AGENT_RBAC;
+  if (named === undefined || named === "") return "cluster-admin";
+  if (named === "upstream" || named === "cluster-admin" || named === "none") return named;
+  throw new Error(`TEST_AGENT_RBAC=${named}: expected upstream, cluster-admin or none`);
+}
+
+/**
  * Starts this project's agent on each node with its own metrics port (and
- * cluster-admin rights unless `rbac` says otherwise); resolves to the agents'
- * URLs once each answers /readyz.
+ * defaultAgentRbac()'s rights unless `rbac` says otherwise); resolves to the
+ * agents' URLs once each answers /readyz.
  */
 export async function startOurAgents(
   cluster: RunningCluster,
@@ -99,7 +113,7 @@ export async function startOurAgents(
     const port = freeLoopbackPort();
     await cluster.startAgent(node, {
       kind: "ours",
-      rbac: options.rbac ?? "cluster-admin",
+      rbac: options.rbac ?? defaultAgentRbac(),
       args: [`--http-endpoint=127.0.0.1:${port}`, ...(options.args ?? [])],
       ...(options.env ? { env: options.env } : {}),
       ...(options.apiServer ? { apiServer: options.apiServer } : {}),

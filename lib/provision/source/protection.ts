@@ -68,7 +68,7 @@ export async function protectSource(
         // As upstream: without the RBAC to update VolumeSnapshots, restore unprotected.
         context.logger.info(
           { snapshot: `${source.namespace}/${source.name}` },
-          "Cannot add the snapshot source-protection finalizer (no RBAC to patch volumesnapshots): restoring without it",
+          "Cannot add the snapshot source-protection finalizer (no RBAC to patch or update volumesnapshots): restoring without it",
         );
         return undefined;
       default:
