@@ -18,12 +18,7 @@ import { createVolumeSnapshot, waitForSnapshotReady } from "../cluster/snapshots
 import { waitFor } from "../cluster/wait.ts";
 import { createNamespace, forceDeletePod, waitForClaimBound } from "../cluster/workloads.ts";
 import { createImmediateClass } from "./immediate_support.ts";
-import {
-  claimFinalizers,
-  CLONE_FINALIZER,
-  createClaimOn,
-  waitForFinalizer,
-} from "./snapshot_support.ts";
+import { claimFinalizers, CLONE_FINALIZER, createClaimOn } from "./snapshot_support.ts";
 import { startOurAgents, step } from "./support.ts";
 
 const NS = "upstream-rbac";
