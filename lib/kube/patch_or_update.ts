@@ -109,16 +109,25 @@ export function setAnnotations(
   metadata.annotations = current;
 }
 
+/** A list of finalizers with one added or removed; undefined when it is so already. */
+export function finalizersAfter(
+  finalizers: readonly string[],
+  change: { finalizer: string; action: "add" | "remove" },
+): string[] | undefined {
+  if (finalizers.includes(change.finalizer) === (change.action === "add")) return undefined;
+  return change.action === "add"
+    ? [...finalizers, change.finalizer]
+    : finalizers.filter((finalizer) => finalizer !== change.finalizer);
+}
+
 /** Adds or removes one finalizer of an object read; false when it is so already. */
 export function changeFinalizer(
   object: RawObject,
   change: { finalizer: string; action: "add" | "remove" },
 ): boolean {
   const metadata = object.metadata as { finalizers?: string[] };
-  const finalizers = metadata.finalizers ?? [];
-  if (finalizers.includes(change.finalizer) === (change.action === "add")) return false;
-  metadata.finalizers = change.action === "add"
-    ? [...finalizers, change.finalizer]
-    : finalizers.filter((finalizer) => finalizer !== change.finalizer);
+  const next = finalizersAfter(metadata.finalizers ?? [], change);
+  if (next === undefined) return false;
+  metadata.finalizers = next;
   return true;
 }

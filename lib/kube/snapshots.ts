@@ -11,7 +11,7 @@ import type { Logger } from "../log/logger.ts";
 import { SNAPSHOT_API_GROUP } from "../model/keys.ts";
 import type { Metadata, VolumeSnapshot, VolumeSnapshotContent } from "../model/objects.ts";
 import { Informer, type RawObject } from "./informer/informer.ts";
-import { patchOrUpdate, PatchPermissions } from "./patch_or_update.ts";
+import { finalizersAfter, patchOrUpdate, PatchPermissions } from "./patch_or_update.ts";
 import { hasStatus, type KubeRest } from "./rest/client.ts";
 
 const GROUP_VERSION = `${SNAPSHOT_API_GROUP}/v1`;
@@ -144,12 +144,8 @@ export async function changeSnapshotFinalizer(
     try {
       snapshot ??= await readVolumeSnapshot(rest, change.ref, signal);
       if (snapshot === undefined) return "gone";
-      const finalizers = snapshot.metadata.finalizers ?? [];
-      const present = finalizers.includes(change.finalizer);
-      if (present === (change.action === "add")) return "unchanged";
-      const next = change.action === "add"
-        ? [...finalizers, change.finalizer]
-        : finalizers.filter((finalizer) => finalizer !== change.finalizer);
+      const next = finalizersAfter(snapshot.metadata.finalizers ?? [], change);
+      if (next === undefined) return "unchanged";
       const { resourceVersion } = snapshot.metadata;
       await patchOrUpdate(rest, options.patches ?? new PatchPermissions(), {
         resource: `volumesnapshots.${SNAPSHOT_API_GROUP}`,
