@@ -30,6 +30,7 @@ export interface AuditEvent {
     name?: string;
   };
   responseStatus?: { code?: number };
+  stageTimestamp?: string;
 }
 
 /** The audit policy: Metadata for the chosen users, nothing for anyone else. */
