@@ -31,6 +31,8 @@ export interface UpstreamRbac {
   clusterRole: V1ClusterRole;
   /** Namespaced: leases, CSIStorageCapacities, owner lookup. */
   role: V1Role;
+  /** The file's text, comments included. */
+  text: string;
 }
 
 let cached: Promise<UpstreamRbac> | undefined;
@@ -44,11 +46,12 @@ export function loadUpstreamRbac(): Promise<UpstreamRbac> {
 
 async function readUpstreamRbac(): Promise<UpstreamRbac> {
   const path = join(await provisionerModuleDir(), "deploy", "kubernetes", "rbac.yaml");
-  const documents = loadAllYaml(await Deno.readTextFile(path)) as { kind?: string }[];
+  const text = await Deno.readTextFile(path);
+  const documents = loadAllYaml(text) as { kind?: string }[];
   const clusterRole = documents.find((d) => d.kind === "ClusterRole") as V1ClusterRole;
   const role = documents.find((d) => d.kind === "Role") as V1Role;
   if (!clusterRole || !role) throw new Error(`${path} has no ClusterRole or Role`);
-  return { clusterRole, role };
+  return { clusterRole, role, text };
 }
 
 /**

@@ -39,7 +39,8 @@ export interface AuditVerdict {
 }
 
 /** The call an event is, e.g. `patch persistentvolumes`; discovery GETs by path. */
-function callOf(event: AuditEvent): Call {
+/** The call an audit event records, e.g. `patch persistentvolumeclaims`. */
+export function callOf(event: AuditEvent): Call {
   const ref = event.objectRef;
   return ref?.resource === undefined
     ? `${event.verb} ${event.requestURI.split("?")[0]}`

@@ -7,17 +7,17 @@
  * the DaemonSet's pod there. The Node owns the capacity objects
  * (--capacity-owner-node, deploy/'s choice).
  *
- * The whole lifecycle must pass with nothing but those permissions: capacity
- * published, a class added and removed (capacity created and deleted), a
- * claim with a VolumeAttributesClass provisioned and bound, a claim sent
- * back to the scheduler after a ResourceExhausted (selected-node removed)
- * and then provisioned, a snapshot of a claim restored and the claim cloned
- * (and a restore placed on the other node explained), a claim deleted while
- * its CreateVolume timed out (read again, its volume deleted), a claim of an
- * Immediate class raced for (selected-node patched by the node with room),
- * and the volumes deleted (the clone's source losing its cloning-protection
- * finalizer). The driver is
- * deploy/'s, the upstream hostpath driver, with --enable-attach and
+ * The whole lifecycle (rbac_lifecycle.ts) must pass with nothing but those
+ * permissions: capacity published, a class added and removed (capacity
+ * created and deleted), a claim with a VolumeAttributesClass provisioned and
+ * bound, a claim sent back to the scheduler after a ResourceExhausted
+ * (selected-node removed) and then provisioned, a snapshot of a claim
+ * restored and the claim cloned (and a restore placed on the other node
+ * explained), a claim deleted while its CreateVolume timed out (read again,
+ * its volume deleted), a claim of an Immediate class raced for
+ * (selected-node patched by the node with room), and the volumes deleted
+ * (the clone's source losing its cloning-protection finalizer). The driver
+ * is deploy/'s, the upstream hostpath driver, with --enable-attach and
  * --enable-controller-modify-volume (PUBLISH_UNPUBLISH_VOLUME and
  * MODIFY_VOLUME), so the agent also reads VolumeAttributesClasses and
  * watches VolumeAttachments; its full pool and its timeouts are real (a
@@ -29,40 +29,10 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { readAuditEvents } from "../cluster/audit.ts";
-import { ensureClusterBinaries } from "../cluster/build.ts";
-import { startCluster } from "../cluster/cluster.ts";
-import { freeLoopbackPort } from "../cluster/ports.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
-import { waitFor } from "../cluster/wait.ts";
-import { createNamespace } from "../cluster/workloads.ts";
-import {
-  applyObjects,
-  daemonSetPodsByNode,
-  deployedIdentity,
-  startDeployedAgent,
-  waitAgentReady,
-} from "../deploy/apply.ts";
 import { type AuditVerdict, auditVerdict, verdictTable } from "../deploy/audit_check.ts";
-import {
-  abandonTimedOutClaim,
-  addAndRemoveClass,
-  capacityOf,
-  checkCapacityOwners,
-  CLASS,
-  deleteAndWaitGone,
-  provisionOn,
-  racedForImmediateClaim,
-  rescheduledWhenFull,
-  WORKLOADS,
-} from "../deploy/lifecycle_steps.ts";
-import { restoreAndClone } from "../deploy/lifecycle_sources.ts";
-import {
-  commentedRules,
-  type K8sObject,
-  RBAC_FILE,
-  renderKustomize,
-  theObject,
-} from "../deploy/render.ts";
+import { commentedRules, RBAC_FILE } from "../deploy/render.ts";
+import { deployedCluster, lifecycle, startAgents } from "./rbac_lifecycle.ts";
 
 /** "Needed only" grants that this lifecycle needs: used, they are shown to be the right ones. */
 const CONDITIONAL_CALLS_USED = [
@@ -79,91 +49,6 @@ const CONDITIONAL_CALLS_USED = [
   "patch events",
 ];
 
-async function deployedCluster(): Promise<
-  { cluster: RunningCluster; objects: K8sObject[]; user: string }
-> {
-  const binaries = await ensureClusterBinaries();
-  const { objects } = await renderKustomize(binaries.kubectl);
-  const identity = deployedIdentity(objects);
-  const user = `system:serviceaccount:${identity.namespace}:${identity.serviceAccount}`;
-  const cluster = await startCluster({
-    binaries,
-    nodes: ["node-a", "node-b"],
-    driverOptions: {
-      capacity: { fast: "4Gi" },
-      // MODIFY_VOLUME and PUBLISH_UNPUBLISH_VOLUME make the agent use two "Needed only" grants:
-      // get on VolumeAttributesClasses and list/watch on VolumeAttachments.
-      extraArgs: ["--enable-controller-modify-volume", "--enable-attach"],
-      recordCalls: true,
-    },
-    // Restores: the VolumeSnapshot CRDs, snapshot-controller, csi-snapshotter per node.
-    snapshots: true,
-    // deploy/ declares the CSIDriver and the classes.
-    csiDriver: false,
-    storageClasses: false,
-    agentNamespace: identity.namespace,
-    auditLog: { users: [user] },
-  });
-  try {
-    await applyObjects(cluster, objects);
-    await createNamespace(cluster.admin, WORKLOADS);
-  } catch (error) {
-    await cluster.stop();
-    throw error;
-  }
-  return { cluster, objects, user };
-}
-
-async function startAgents(cluster: RunningCluster, objects: K8sObject[]): Promise<void> {
-  const pods = await daemonSetPodsByNode(cluster, theObject(objects, "DaemonSet"));
-  for (const node of cluster.nodes) {
-    const httpPort = freeLoopbackPort();
-    const agent = await startDeployedAgent(cluster, {
-      node: node.name,
-      objects,
-      podName: pods.get(node.name)!,
-      httpPort,
-    });
-    await waitAgentReady(`http://127.0.0.1:${httpPort}`, { agent });
-  }
-}
-
-async function lifecycle(cluster: RunningCluster): Promise<void> {
-  await checkCapacityOwners(cluster);
-  await addAndRemoveClass(cluster);
-  await cluster.admin.storage.createVolumeAttributesClass({
-    body: {
-      metadata: { name: "rbac-gold" },
-      driverName: cluster.driverName,
-      parameters: { iops: "5" },
-    },
-  });
-  const first = await provisionOn(cluster, "first", {
-    node: "node-a",
-    attributesClass: "rbac-gold",
-  });
-  await waitFor(
-    async () => String((await capacityOf(cluster, CLASS)).get("node-a")?.capacity) === "3Gi",
-    { description: "node-a's published capacity down to 3Gi" },
-  );
-  await restoreAndClone(cluster, { source: "first", node: "node-a", other: "node-b" });
-  await waitFor(
-    async () => String((await capacityOf(cluster, CLASS)).get("node-a")?.capacity) === "3Gi",
-    { description: "node-a's published capacity back to 3Gi" },
-  );
-  // node-b is full: the agent removes selected-node, the scheduler picks node-a.
-  const second = await rescheduledWhenFull(cluster, "second", { full: "node-b", other: "node-a" });
-  await abandonTimedOutClaim(cluster, "node-b");
-  // node-a is full now (first and second): node-b owns the Immediate claim.
-  const third = await racedForImmediateClaim(cluster, "third", { full: "node-a", other: "node-b" });
-  const volumes = [
-    { claim: "first", pv: first },
-    { claim: "second", pv: second },
-    { claim: "third", pv: third },
-  ];
-  await deleteAndWaitGone(cluster, volumes);
-}
-
 /** The audit log read against deploy/rbac.yaml, printed as a table. */
 async function readVerdict(cluster: RunningCluster, user: string): Promise<AuditVerdict> {
   const events = await readAuditEvents(cluster.auditLogPath!);
@@ -177,7 +62,7 @@ Deno.test("deploy/'s RBAC is enough for the whole lifecycle, and every unconditi
   const { cluster, objects, user } = await deployedCluster();
   try {
     await startAgents(cluster, objects);
-    await lifecycle(cluster);
+    await lifecycle(cluster, { attributesClass: true });
     // A stopped agent has closed its watches: their audit events are complete.
     for (const node of cluster.nodes) strictEqual((await node.agent!.stop()).code, 0);
     const verdict = await readVerdict(cluster, user);

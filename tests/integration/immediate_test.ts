@@ -13,6 +13,11 @@
  * - allowedTopologies: nodes outside them never ask their driver.
  * - Claims no node has room for: Pending, with one Warning each (from one
  *   agent) that names the largest free space, not repeated within the hour.
+ *
+ * The agents hold upstream's rbac.yaml alone, as in a driver's DaemonSet
+ * whose sidecar was swapped: selected-node is written with an update, as
+ * upstream writes it (deploy/'s RBAC, which allows the patch, is proven by
+ * tests/e2e/rbac_test.ts).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { startCluster } from "../cluster/cluster.ts";
@@ -98,7 +103,10 @@ Deno.test("Immediate binding: the race on five nodes of different sizes", async 
   await createImmediateClass(cluster, { name: CLASS, pool: "fast" });
   await createNamespace(cluster.admin, NAMESPACE);
 
-  const agents = await startOurAgents(cluster, { args: agentArgs({ base: "1s", max: "4s" }) });
+  const agents = await startOurAgents(cluster, {
+    args: agentArgs({ base: "1s", max: "4s" }),
+    rbac: "upstream",
+  });
 
   await step(
     t,
@@ -295,6 +303,7 @@ Deno.test("Immediate binding: an owner whose driver answers ResourceExhausted re
     });
   }
   await startOurAgents(cluster, {
+    rbac: "upstream",
     args: [
       ...NODE_DEPLOYMENT_ARGS.filter((arg) => !arg.startsWith("--enable-capacity")),
       "--node-deployment-base-delay=500ms",

@@ -13,7 +13,9 @@
  * a source on another node is explained
  * without any CreateVolume there (a restore and a clone), and a pre-provisioned snapshot of unknown
  * place is tried and its NotFound explained. For an Immediate clone only the node that holds the
- * source takes part in the ownership race.
+ * source takes part in the ownership race. The agents hold upstream's rbac.yaml alone: the
+ * cloning-protection finalizer is written with an update of the claim read, as upstream writes it
+ * (deploy/'s RBAC, which allows the patch, is proven by tests/e2e/rbac_test.ts).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -116,7 +118,7 @@ Deno.test("restores and clones on the hostpath driver: content, finalizers, node
   });
   const { admin } = cluster;
   await createNamespace(admin, NS);
-  const agents = await startOurAgents(cluster, { args: AGENT_ARGS });
+  const agents = await startOurAgents(cluster, { args: AGENT_ARGS, rbac: "upstream" });
   const nodeA = cluster.node("node-a");
   let snapshotHandle = "";
   let originHandle = "";
