@@ -37,10 +37,15 @@ function checkSwap(swap: Swap): void {
   const options = { container: swap.driver.container };
   checkSwappedContainer(swap.before, after, { ...options, image: `${IMAGE}:0.1.0` });
   checkRestUntouched(swap.before, after, options);
-  const binding = theObject(swap.after, "ClusterRoleBinding", "csi-node-provisioner-extra");
+  const account = podSpec(after).serviceAccountName;
+  const binding = theObject(
+    swap.after,
+    "ClusterRoleBinding",
+    `csi-node-provisioner-extra.${swap.driver.namespace}.${account}`,
+  );
   deepStrictEqual(binding.subjects, [{
     kind: "ServiceAccount",
-    name: podSpec(after).serviceAccountName,
+    name: account,
     namespace: swap.driver.namespace,
   }]);
 }
@@ -48,7 +53,7 @@ function checkSwap(swap: Swap): void {
 /** What the component rendered (the DaemonSet and its RBAC), applied for real. */
 async function applyAccepted(cluster: RunningCluster, swap: Swap): Promise<void> {
   const objects = swap.after.filter((object) =>
-    object.kind === "DaemonSet" || object.metadata.name === "csi-node-provisioner-extra"
+    object.kind === "DaemonSet" || object.metadata.name.startsWith("csi-node-provisioner-extra")
   );
   await applyObjects(cluster, objects);
   const daemonSet = theObject(objects, "DaemonSet");
@@ -95,12 +100,30 @@ Deno.test("the component swaps csi-provisioner in scylladb's, Azure's and democr
     });
   }
 
-  await t.step("the API server accepts every swapped DaemonSet (server-side apply)", async () => {
-    await using cluster = await startValidationCluster(binaries);
-    for (const namespace of new Set(DRIVERS.map((driver) => driver.namespace))) {
-      if (namespace === "kube-system") continue;
-      await cluster.admin.core.createNamespace({ body: { metadata: { name: namespace } } });
-    }
-    for (const swap of swaps) await applyAccepted(cluster, swap);
-  });
+  await t.step(
+    "the API server accepts every swapped DaemonSet (server-side apply); each account keeps its binding",
+    async () => {
+      await using cluster = await startValidationCluster(binaries);
+      for (const namespace of new Set(DRIVERS.map((driver) => driver.namespace))) {
+        if (namespace === "kube-system") continue;
+        await cluster.admin.core.createNamespace({ body: { metadata: { name: namespace } } });
+      }
+      for (const swap of swaps) await applyAccepted(cluster, swap);
+      // Applied one after the other, no driver's binding replaced another's.
+      const bindings = await cluster.admin.rbac.listClusterRoleBinding({
+        labelSelector: "csi-node-provisioner.io/binding=extra",
+      });
+      const bound = bindings.items.map((binding) => {
+        const [subject] = binding.subjects ?? [];
+        return `${subject?.namespace}/${subject?.name} -> ${binding.roleRef.name}`;
+      }).sort();
+      const accounts = swaps.map((swap) =>
+        `${swap.driver.namespace}/${podSpec(theObject(swap.after, "DaemonSet")).serviceAccountName}`
+      );
+      deepStrictEqual(
+        bound,
+        [...new Set(accounts)].sort().map((account) => `${account} -> csi-node-provisioner-extra`),
+      );
+    },
+  );
 });
