@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { load } from "js-yaml";
+import { democraticArgs, democraticConfig } from "./democratic.ts";
 import { checkPrograms, democraticDir, ensureDemocratic } from "./democratic_install.ts";
 import { DEMOCRATIC_ARCHIVE, PeerArchiveError } from "./peers.ts";
 
@@ -61,6 +63,28 @@ Deno.test("democratic-csi: the programs it runs are checked, all missing ones in
     () => checkPrograms({ PATH: "/nonexistent" }),
     /needs node, npm, df, du, rsync on PATH/,
   );
+});
+
+Deno.test("democratic-csi config and command line: its volumes under the node's dir, both services", () => {
+  assert.deepEqual(load(democraticConfig("/c/nodes/node-a/state")), {
+    driver: "local-hostpath",
+    "local-hostpath": {
+      shareBasePath: "/c/nodes/node-a/state",
+      controllerBasePath: "/c/nodes/node-a/state",
+      dirPermissionsMode: "0777",
+      dirPermissionsUser: 0,
+      dirPermissionsGroup: 0,
+    },
+  });
+  assert.deepEqual(democraticArgs({ configFile: "/c/d.yaml", socket: "/c/csi.sock" }), [
+    "--csi-version=1.5.0",
+    "--csi-name=org.democratic-csi.local-hostpath",
+    "--driver-config-file=/c/d.yaml",
+    "--log-level=info",
+    "--csi-mode=node",
+    "--csi-mode=controller",
+    "--server-socket=/c/csi.sock",
+  ]);
 });
 
 // On a fresh machine the first call installs (tests/prepare.ts does it before the tests).
