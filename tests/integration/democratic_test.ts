@@ -35,7 +35,7 @@ import {
   watchVolume,
 } from "../cluster/workloads.ts";
 import { bytesOf } from "./capacity_support.ts";
-import { createClaimOn } from "./snapshot_support.ts";
+import { createClaimOn, createPodOn } from "./snapshot_support.ts";
 import { createVolumeCallsFor, startOurAgents, step, waitForClaimEvent } from "./support.ts";
 
 const NS = "democratic";
@@ -91,6 +91,38 @@ async function assertCopyOnNodeA(cluster: RunningCluster, name: string): Promise
   const dir = cluster.node("node-a").volumePath(handle);
   assert.equal(await Deno.readTextFile(join(dir, "hello.txt")), HELLO);
   assert.equal(existsSync(cluster.node("node-b").volumePath(handle)), false);
+}
+
+/**
+ * A claim whose pod is placed on node-b while its source is on node-a: a
+ * Warning that names node-a and no CreateVolume on node-b; once the pod is
+ * moved to node-a, the copy is made there with the file in it.
+ */
+async function misplacedIsExplained(
+  cluster: RunningCluster,
+  options: {
+    name: string;
+    dataSource: { kind: "VolumeSnapshot" | "PersistentVolumeClaim"; name: string };
+    message: RegExp;
+  },
+): Promise<void> {
+  const { name } = options;
+  const claim = await createClaimOn(cluster, {
+    namespace: NS,
+    name,
+    node: "node-b",
+    storageClass: DEMOCRATIC_STORAGE_CLASS,
+    dataSource: options.dataSource,
+  });
+  const event = await waitForClaimEvent(cluster, { namespace: NS, name }, {
+    reason: "ProvisioningFailed",
+    message: (text) => text.includes('on node "node-b"'),
+  });
+  assert.match(event.message!, options.message);
+  await forceDeletePod(cluster.admin, NS, name);
+  await createPodOn(cluster, { namespace: NS, name, node: "node-a", podName: `${name}-moved` });
+  await assertCopyOnNodeA(cluster, name);
+  assert.deepEqual(await createVolumeCallsFor(cluster.node("node-b"), claim.metadata!.uid!), []);
 }
 
 Deno.test("the agent on democratic-csi: provisioning, deletion, capacity, Immediate race, restores, clones", async (t) => {
@@ -207,6 +239,58 @@ Deno.test("the agent on democratic-csi: provisioning, deletion, capacity, Immedi
     assert.deepEqual(await nodeB.volumes(), []);
   });
 
+  await step(
+    t,
+    cluster,
+    "a restore whose pod is placed on node-b: explained, no CreateVolume there; restored on node-a",
+    () =>
+      misplacedIsExplained(cluster, {
+        name: "misplaced",
+        dataSource: { kind: "VolumeSnapshot", name: "data-snap" },
+        message:
+          /^cannot restore VolumeSnapshot "democratic\/data-snap" on node "node-b": its source volume \(PersistentVolume "pvc-[0-9a-f-]+"\) is on the node with org\.democratic-csi\.topology\/node=node-a, .* volume\.kubernetes\.io\/selected-node was removed/,
+      }),
+  );
+
+  await step(
+    t,
+    cluster,
+    "a clone whose pod is placed on node-b: explained, no CreateVolume there; cloned on node-a",
+    () =>
+      misplacedIsExplained(cluster, {
+        name: "misplaced-copy",
+        dataSource: { kind: "PersistentVolumeClaim", name: "data" },
+        message:
+          /^cannot clone PersistentVolumeClaim "democratic\/data" on node "node-b": its volume \(PersistentVolume "pvc-[0-9a-f-]+"\) is on the node with org\.democratic-csi\.topology\/node=node-a, /,
+      }),
+  );
+
+  await step(
+    t,
+    cluster,
+    "a Block claim: the driver's refusal in a Warning, nothing created",
+    async () => {
+      const body = claimObject("raw", { storageClass: DEMOCRATIC_STORAGE_CLASS, size: "1Gi" });
+      body.spec!.volumeMode = "Block";
+      const claim = await admin.core.createNamespacedPersistentVolumeClaim({ namespace: NS, body });
+      await createPodOn(cluster, { namespace: NS, name: "raw", node: "node-a" });
+      const event = await waitForClaimEvent(cluster, { namespace: NS, name: "raw" }, {
+        reason: "ProvisioningFailed",
+      });
+      assert.equal(event.type, "Warning");
+      assert.match(event.message!, /code = InvalidArgument desc = invalid access_type block$/);
+      const name = `pvc-${claim.metadata!.uid}`;
+      for (const node of cluster.nodes) {
+        assert.equal(existsSync(node.volumePath(name)), false, node.name);
+      }
+      const pending = await admin.core.readNamespacedPersistentVolumeClaim({
+        namespace: NS,
+        name: "raw",
+      });
+      assert.equal(pending.status?.phase, "Pending");
+    },
+  );
+
   await step(t, cluster, "deleting the claim: DeleteVolume, directory and PV gone", async () => {
     const history = await watchVolume(admin, dataHandle);
     try {
@@ -261,4 +345,13 @@ Deno.test("the agent on democratic-csi: provisioning, deletion, capacity, Immedi
       assert.equal(volumes.length, 1);
     },
   );
+
+  await step(t, cluster, "the agent called nothing democratic-csi lacks", async () => {
+    for (const node of cluster.nodes) {
+      const unimplemented = (await node.calls()).filter((call) =>
+        call.codeName === "UNIMPLEMENTED"
+      );
+      assert.deepEqual(unimplemented.map((call) => call.method), [], node.name);
+    }
+  });
 });
