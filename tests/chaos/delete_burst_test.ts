@@ -12,7 +12,7 @@
  * DeleteVolume and lost answers are faults only it can inject.
  */
 import assert from "node:assert/strict";
-import { type AuditEvent, readAuditEvents } from "../cluster/audit.ts";
+import { readAuditEvents } from "../cluster/audit.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { delay, waitFor } from "../cluster/wait.ts";
 import { claimsIn, createNamespace, waitClaimsBound } from "../cluster/workloads.ts";
@@ -25,6 +25,7 @@ import {
   chaosSeed,
   createBurst,
   ledger,
+  pvSuccesses,
   report,
   seededRandom,
   startChaosCluster,
@@ -33,21 +34,6 @@ import {
 const CLAIMS = 50;
 const KILLS = 5;
 const LATENCY = { latencyMs: 1000, latencyMaxMs: 2000 };
-
-/** Per PV name, how many requests of that verb kube-apiserver answered with 2xx. */
-function successes(events: AuditEvent[], verb: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const event of events) {
-    const code = event.responseStatus?.code ?? 0;
-    if (event.stage !== "ResponseComplete" || event.verb !== verb || code < 200 || code > 299) {
-      continue;
-    }
-    if (event.objectRef?.resource !== "persistentvolumes") continue;
-    const name = event.objectRef.name ?? "";
-    counts.set(name, (counts.get(name) ?? 0) + 1);
-  }
-  return counts;
-}
 
 /**
  * Binds a burst, arms the fault, deletes every claim and kills the agent at
@@ -117,8 +103,8 @@ async function deleteBurst(
   const seconds = Math.round((performance.now() - started) / 100) / 10;
   await node.control.clearFaults();
   const events = await readAuditEvents(cluster.auditLogPath!);
-  const deleted = successes(events, "delete");
-  const created = successes(events, "create");
+  const deleted = pvSuccesses(events, "delete");
+  const created = pvSuccesses(events, "create");
   const left = [...await node.volumes()].filter((volume) => handles.has(volume.id));
   const notOnce = [...pvNames].filter((name) => deleted.get(name) !== 1 || created.get(name) !== 1);
   report(`delete-burst ${namespace} ids=${options.volumeIds}`, {

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import type { V1PersistentVolume } from "@kubernetes/client-node";
+import type { AuditEvent } from "../cluster/audit.ts";
 import { startCluster } from "../cluster/cluster.ts";
 import type { ClusterNode } from "../cluster/cluster_node.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
@@ -28,7 +29,8 @@ export const CHAOS_AGENT_ARGS: readonly string[] = [
 /**
  * One node, named node-a (or the nodes given), with the project's test
  * driver (the chaos faults, latency and lost answers, are its own; its
- * volume IDs random or made from names) and our agent, started with
+ * volume IDs random or made from names) or democratic-csi's local-hostpath
+ * driver (no faults; volume IDs are the names), and our agent, started with
  * CHAOS_AGENT_ARGS and then `agentArgs` (a repeated flag: the last wins).
  */
 export async function startChaosCluster(options: ChaosClusterOptions): Promise<RunningCluster> {
@@ -36,7 +38,10 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<R
 }
 
 export interface ChaosClusterOptions {
-  capacity: string;
+  /** Default "test". */
+  driver?: "test" | "democratic";
+  /** The test driver's pool size. */
+  capacity?: string;
   agentArgs?: string[];
   auditLog?: boolean;
   volumeIds?: VolumeIds;
@@ -47,13 +52,18 @@ export interface ChaosClusterOptions {
 export async function startChaosAgents(
   options: ChaosClusterOptions,
 ): Promise<{ cluster: RunningCluster; urls: Map<string, string> }> {
+  const driver = options.driver ?? "test";
   const cluster = await startCluster({
     nodes: options.nodes ?? ["node-a"],
-    driver: "test",
-    driverOptions: {
-      capacity: { fast: options.capacity },
-      volumeIds: options.volumeIds ?? "random",
-    },
+    driver,
+    ...(driver === "test"
+      ? {
+        driverOptions: {
+          capacity: { fast: options.capacity ?? "10Gi" },
+          volumeIds: options.volumeIds ?? "random",
+        },
+      }
+      : {}),
     storageCapacity: false,
     ...(options.auditLog ? { auditLog: {} } : {}),
   });
@@ -76,6 +86,21 @@ export async function callCounts(
     [`${method} calls`]: calls.length,
     "answers lost or abandoned": calls.filter((call) => call.codeName !== "OK").length,
   };
+}
+
+/** Per PV name, how many requests of that verb kube-apiserver answered with 2xx. */
+export function pvSuccesses(events: AuditEvent[], verb: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const event of events) {
+    const code = event.responseStatus?.code ?? 0;
+    if (event.stage !== "ResponseComplete" || event.verb !== verb || code < 200 || code > 299) {
+      continue;
+    }
+    if (event.objectRef?.resource !== "persistentvolumes") continue;
+    const name = event.objectRef.name ?? "";
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return counts;
 }
 
 /** A random generator from a seed (mulberry32), so that a run's moments can be replayed. */
