@@ -81,8 +81,15 @@ async function freeBytes(dir: string): Promise<bigint> {
   return BigInt(output.split("\n")[1]!.trim());
 }
 
-/** The PV of a claim provisioned on node-a from `claim`, with the file written before the snapshot. */
-async function assertCopyOnNodeA(cluster: RunningCluster, name: string): Promise<void> {
+/**
+ * The claim's PV: on node-a, with the file written before the snapshot, and
+ * nothing on node-b (or only the empty directory a failed CreateVolume left).
+ */
+async function assertCopyOnNodeA(
+  cluster: RunningCluster,
+  name: string,
+  options: { emptyDirOnNodeB?: boolean } = {},
+): Promise<void> {
   const { pv } = await boundVolume(cluster, name);
   assert.deepEqual(affinityNodes(pv, DEMOCRATIC_TOPOLOGY_KEY), ["node-a"]);
   assert.equal(pv.spec?.capacity?.storage, "1Gi");
@@ -90,7 +97,9 @@ async function assertCopyOnNodeA(cluster: RunningCluster, name: string): Promise
   assert.equal(handle, pv.metadata!.name);
   const dir = cluster.node("node-a").volumePath(handle);
   assert.equal(await Deno.readTextFile(join(dir, "hello.txt")), HELLO);
-  assert.equal(existsSync(cluster.node("node-b").volumePath(handle)), false);
+  const onNodeB = cluster.node("node-b").volumePath(handle);
+  if (options.emptyDirOnNodeB) assert.deepEqual([...Deno.readDirSync(onNodeB)], []);
+  else assert.equal(existsSync(onNodeB), false);
 }
 
 /**
@@ -310,6 +319,41 @@ Deno.test("the agent on democratic-csi: provisioning, deletion, capacity, Immedi
     assert.equal(existsSync(nodeA.volumePath(dataHandle)), false);
     assert.deepEqual(await nodeB.calls("DeleteVolume"), []);
   });
+
+  await step(
+    t,
+    cluster,
+    "a restore once the source volume is gone, pod on node-b: the driver's NotFound explained; restored on node-a",
+    async () => {
+      const claim = await createClaimOn(cluster, {
+        namespace: NS,
+        name: "late",
+        node: "node-b",
+        storageClass: DEMOCRATIC_STORAGE_CLASS,
+        dataSource: { kind: "VolumeSnapshot", name: "data-snap" },
+      });
+      const event = await waitForClaimEvent(cluster, { namespace: NS, name: "late" }, {
+        reason: "ProvisioningFailed",
+        message: (text) => text.includes("which node does is not known"),
+      });
+      assert.match(event.message!, /code = NotFound desc = invalid volume_content_source path/);
+      const calls = await createVolumeCallsFor(nodeB, claim.metadata!.uid!);
+      assert.ok(calls.length >= 1 && calls.every((call) => call.codeName === "NOT_FOUND"));
+      // democratic-csi makes the volume's directory before it looks for the source and
+      // answers NotFound without removing it. No volume id came back, so neither upstream
+      // nor this agent has anything to delete: an empty directory stays on node-b.
+      const leftover = nodeB.volumePath(`pvc-${claim.metadata!.uid}`);
+      assert.deepEqual([...Deno.readDirSync(leftover)], []);
+      await forceDeletePod(admin, NS, "late");
+      await createPodOn(cluster, {
+        namespace: NS,
+        name: "late",
+        node: "node-a",
+        podName: "late-a",
+      });
+      await assertCopyOnNodeA(cluster, "late", { emptyDirOnNodeB: true });
+    },
+  );
 
   await step(
     t,
