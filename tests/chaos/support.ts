@@ -262,7 +262,7 @@ function pvName(pv: V1PersistentVolume): string {
   return pv.metadata?.name ?? "";
 }
 
-/** The node a PV's node affinity names (the test driver's topology value is the node name). */
+/** The node a PV's node affinity names (the test and democratic drivers' topology values are node names). */
 function pvNode(pv: V1PersistentVolume, nodeNames: string[]): string {
   const values = (pv.spec?.nodeAffinity?.required?.nodeSelectorTerms ?? [])
     .flatMap((term) => term.matchExpressions ?? []).flatMap((expression) =>

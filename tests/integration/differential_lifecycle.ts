@@ -111,7 +111,8 @@ export async function publishedCapacities(
       namespace: cluster.agentNamespace,
     });
     const found = list.items.filter((item) => classes.includes(item.storageClassName));
-    return found.length >= classes.length && found;
+    const published = new Set(found.map((item) => item.storageClassName));
+    return classes.every((name) => published.has(name)) && found;
   }, { description: `CSIStorageCapacity objects for ${classes}`, timeoutMs: 60_000 });
   const byClass: Record<string, unknown[]> = {};
   for (const object of objects) {
