@@ -11,6 +11,7 @@
 
 import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { type DebianTool, ensureDebianTools } from "../../deploy/image/debian_packages.ts";
 import {
   DEMOCRATIC_ARCHIVE,
   extract,
@@ -37,6 +38,18 @@ export interface EnsureDemocraticOptions {
 
 /** Programs the local-hostpath driver runs: node itself, df (GetCapacity), du and rsync (snapshots, clones). */
 const REQUIRED_PROGRAMS = ["node", "npm", "df", "du", "rsync"];
+
+/** Installed with apt-get when missing, as the other tests' Debian packages are. */
+const RSYNC: DebianTool = { provides: "rsync", package: "rsync" };
+
+/** rsync installed if missing, then every program the driver runs checked. */
+async function ensurePrograms(
+  env: Record<string, string | undefined>,
+  log: (line: string) => void,
+): Promise<void> {
+  await ensureDebianTools([RSYNC], { log, why: "democratic-csi's snapshots and clones" });
+  checkPrograms(env);
+}
 
 /** The cache directory: `${XDG_CACHE_HOME:-~/.cache}/csi-node-provisioner/democratic-<16 hex>`. */
 export function democraticDir(env: Record<string, string | undefined>): string {
@@ -72,11 +85,11 @@ export async function ensureDemocratic(
   const dir = democraticDir(env);
   const install = installOf(dir);
   if (existsSync(install.bin)) {
-    checkPrograms(env);
+    await ensurePrograms(env, log);
     return install;
   }
   const archive = await verifiedArchive(peersDir(env), DEMOCRATIC_ARCHIVE);
-  checkPrograms(env);
+  await ensurePrograms(env, log);
   const started = performance.now();
   const parent = join(dir, "..");
   await Deno.mkdir(parent, { recursive: true });

@@ -188,6 +188,18 @@ Deno.test("the agent on democratic-csi: provisioning, deletion, capacity, Immedi
         "0",
       );
       assert.equal(pv.spec?.capacity?.storage, "1Gi");
+      // It reports SINGLE_NODE_MULTI_WRITER, so ReadWriteOnce is asked as that (as upstream maps it).
+      const request = call!.request as {
+        volume_capabilities: { access_mode: { mode: string } }[];
+        accessibility_requirements: { requisite: { segments: Record<string, string> }[] };
+      };
+      assert.deepEqual(
+        request.volume_capabilities.map((capability) => capability.access_mode.mode),
+        ["SINGLE_NODE_MULTI_WRITER"],
+      );
+      assert.deepEqual(request.accessibility_requirements.requisite, [
+        { segments: { [DEMOCRATIC_TOPOLOGY_KEY]: "node-a" } },
+      ]);
       assert.equal(dataHandle, `pvc-${claim.metadata!.uid}`);
       assert.equal(dataHandle, pv.metadata!.name);
       assert.deepEqual(affinityNodes(pv, DEMOCRATIC_TOPOLOGY_KEY), ["node-a"]);
