@@ -4,10 +4,12 @@
  * components of tests/cluster and helm for deploy/helm (both built once from
  * the Go module proxy), and the upstream CSI peers (hostpathplugin,
  * snapshot-controller, csi-snapshotter, built once from their vendored
- * archives in ../shared/peers), all cached outside the repository.
+ * archives in ../shared/peers) and democratic-csi (its archive, with its
+ * npm dependencies), all cached outside the repository.
  * `deno task test` runs this before `deno test`.
  */
 import { ensureClusterBinaries } from "./cluster/build.ts";
+import { ensureDemocratic } from "./cluster/democratic_install.ts";
 import { ensureHelm } from "./cluster/helm_build.ts";
 import { ensurePeerBinaries } from "./cluster/peers.ts";
 
@@ -32,4 +34,5 @@ if (import.meta.main) {
   console.log(`prepare: helm ready at ${await ensureHelm()}`);
   const peers = await ensurePeerBinaries();
   console.log(`prepare: CSI peers ready in ${peers.hostpathplugin!.replace(/\/[^/]+$/, "")}/..`);
+  console.log(`prepare: democratic-csi ready at ${(await ensureDemocratic()).bin}`);
 }

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import type { V1PersistentVolume } from "@kubernetes/client-node";
+import type { AuditEvent } from "../cluster/audit.ts";
 import { startCluster } from "../cluster/cluster.ts";
 import type { ClusterNode } from "../cluster/cluster_node.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
@@ -28,7 +29,8 @@ export const CHAOS_AGENT_ARGS: readonly string[] = [
 /**
  * One node, named node-a (or the nodes given), with the project's test
  * driver (the chaos faults, latency and lost answers, are its own; its
- * volume IDs random or made from names) and our agent, started with
+ * volume IDs random or made from names) or democratic-csi's local-hostpath
+ * driver (no faults; volume IDs are the names), and our agent, started with
  * CHAOS_AGENT_ARGS and then `agentArgs` (a repeated flag: the last wins).
  */
 export async function startChaosCluster(options: ChaosClusterOptions): Promise<RunningCluster> {
@@ -36,7 +38,10 @@ export async function startChaosCluster(options: ChaosClusterOptions): Promise<R
 }
 
 export interface ChaosClusterOptions {
-  capacity: string;
+  /** Default "test". */
+  driver?: "test" | "democratic";
+  /** The test driver's pool size. */
+  capacity?: string;
   agentArgs?: string[];
   auditLog?: boolean;
   volumeIds?: VolumeIds;
@@ -47,13 +52,18 @@ export interface ChaosClusterOptions {
 export async function startChaosAgents(
   options: ChaosClusterOptions,
 ): Promise<{ cluster: RunningCluster; urls: Map<string, string> }> {
+  const driver = options.driver ?? "test";
   const cluster = await startCluster({
     nodes: options.nodes ?? ["node-a"],
-    driver: "test",
-    driverOptions: {
-      capacity: { fast: options.capacity },
-      volumeIds: options.volumeIds ?? "random",
-    },
+    driver,
+    ...(driver === "test"
+      ? {
+        driverOptions: {
+          capacity: { fast: options.capacity ?? "10Gi" },
+          volumeIds: options.volumeIds ?? "random",
+        },
+      }
+      : {}),
     storageCapacity: false,
     ...(options.auditLog ? { auditLog: {} } : {}),
   });
@@ -76,6 +86,79 @@ export async function callCounts(
     [`${method} calls`]: calls.length,
     "answers lost or abandoned": calls.filter((call) => call.codeName !== "OK").length,
   };
+}
+
+/**
+ * Per PV name, how many requests of that verb kube-apiserver logged; with
+ * `succeeded`, only those it completed with 2xx (a request whose client was
+ * killed may end in another stage).
+ */
+function pvRequests(
+  events: AuditEvent[],
+  verb: string,
+  options: { succeeded: boolean },
+): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const event of events) {
+    const code = event.responseStatus?.code ?? 0;
+    const succeeded = event.stage === "ResponseComplete" && code >= 200 && code <= 299;
+    if (event.verb !== verb || (options.succeeded && !succeeded)) continue;
+    if (event.objectRef?.resource !== "persistentvolumes") continue;
+    const name = event.objectRef.name ?? "";
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** A PV's API calls, one line each, for a failure's message. */
+function pvCalls(events: AuditEvent[], name: string): string {
+  const lines = events.filter((event) =>
+    event.objectRef?.resource === "persistentvolumes" && event.objectRef.name === name
+  ).map((event) =>
+    `${event.stageTimestamp} ${event.user.username} ${event.verb} ${event.responseStatus?.code}`
+  );
+  return [`API calls on ${name}:`, ...lines].join("\n  ");
+}
+
+/** What kube-apiserver's audit log says of some PVs' lives, by PV name. */
+export interface PvAudit {
+  /** No create request logged, or more than one that succeeded: created again. */
+  notCreatedOnce: string[];
+  /** No DELETE request logged: removed by someone else (or never). */
+  notDeleted: string[];
+  /** Two successful DELETEs: a killed agent's DELETE landed after its successor read the PV. */
+  deletedTwice: string[];
+}
+
+/**
+ * Each PV's creates and deletes in the audit log, with the calls of every
+ * PV that is not counted clean printed. Successful DELETEs are not required
+ * to be one: an agent killed with its DELETE in flight may have it land
+ * after its successor read the PV, and the successor's DELETE of a PV
+ * already being deleted succeeds again without changing anything; a killed
+ * request may also land with no success recorded. `deleted`: whether the
+ * PVs were meant to be deleted.
+ */
+export function pvAudit(
+  events: AuditEvent[],
+  names: Iterable<string>,
+  options: { deleted: boolean },
+): PvAudit {
+  const creates = pvRequests(events, "create", { succeeded: false });
+  const created = pvRequests(events, "create", { succeeded: true });
+  const deletes = pvRequests(events, "delete", { succeeded: false });
+  const deleted = pvRequests(events, "delete", { succeeded: true });
+  const all = [...names];
+  const audit = {
+    notCreatedOnce: all.filter((name) =>
+      (creates.get(name) ?? 0) === 0 || (created.get(name) ?? 0) > 1
+    ),
+    notDeleted: options.deleted ? all.filter((name) => (deletes.get(name) ?? 0) === 0) : [],
+    deletedTwice: all.filter((name) => (deleted.get(name) ?? 0) > 1),
+  };
+  const shown = new Set([...audit.notCreatedOnce, ...audit.notDeleted, ...audit.deletedTwice]);
+  for (const name of shown) console.log(pvCalls(events, name));
+  return audit;
 }
 
 /** A random generator from a seed (mulberry32), so that a run's moments can be replayed. */
@@ -237,7 +320,7 @@ function pvName(pv: V1PersistentVolume): string {
   return pv.metadata?.name ?? "";
 }
 
-/** The node a PV's node affinity names (the test driver's topology value is the node name). */
+/** The node a PV's node affinity names (the test and democratic drivers' topology values are node names). */
 function pvNode(pv: V1PersistentVolume, nodeNames: string[]): string {
   const values = (pv.spec?.nodeAffinity?.required?.nodeSelectorTerms ?? [])
     .flatMap((term) => term.matchExpressions ?? []).flatMap((expression) =>

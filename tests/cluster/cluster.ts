@@ -9,13 +9,14 @@ import { resolve } from "node:path";
 import { type AgentKind } from "./agents.ts";
 import type { AuditLogOptions } from "./audit.ts";
 import { type ClusterBinaries, ensureClusterBinaries } from "./build.ts";
-import { RunningCluster } from "./running_cluster.ts";
+import { type ClusterPeers, RunningCluster } from "./running_cluster.ts";
 import { startControlPlane } from "./control_plane.ts";
 import type { DriverKind, DriverOptions } from "./drivers.ts";
+import { ensureDemocratic } from "./democratic_install.ts";
 import { detachLoopDevices } from "./hostpath.ts";
 import type { IdentityRef } from "./identity.ts";
 import { clientsFromKubeconfig } from "./kubeconfig.ts";
-import { ensurePeerBinaries, type PeerBinaries, snapshotCrdPaths } from "./peers.ts";
+import { ensurePeerBinaries, snapshotCrdPaths } from "./peers.ts";
 import { ProcessGroup } from "./process.ts";
 
 export type { Cluster, ClusterNode, StartAgentOptions } from "./running_cluster.ts";
@@ -29,7 +30,9 @@ export interface ClusterOptions {
   nodes?: number | string[];
   /**
    * Default "hostpath": upstream's hostpath driver, built from its archive
-   * (peers.ts). "test": the project's test driver, for fault injection.
+   * (peers.ts). "democratic": democratic-csi's local-hostpath driver,
+   * installed from its archive (democratic_install.ts). "test": the
+   * project's test driver, for fault injection.
    */
   driver?: DriverKind;
   driverOptions?: DriverOptions;
@@ -81,7 +84,7 @@ export interface ClusterOptions {
   controllers?: readonly string[];
   /**
    * VolumeSnapshot CRDs, snapshot-controller and a csi-snapshotter per node
-   * (snapshots.ts); hostpath driver only. Default false. "later": built but
+   * (snapshots.ts); hostpath and democratic drivers. Default false. "later": built but
    * not started, for a test that installs them on a running cluster
    * (RunningCluster.startSnapshotting()).
    */
@@ -154,19 +157,22 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   }
 }
 
-/** The peer binaries the options need, built from their archives when missing. */
+/** The peers the options need, built or installed from their archives when missing. */
 async function peersFor(
   options: ClusterOptions,
   log: (line: string) => void,
-): Promise<Partial<PeerBinaries> & { snapshotCrds?: string[] }> {
+): Promise<ClusterPeers> {
+  const signal = options.signal ? { signal: options.signal } : {};
+  const democratic = options.driver === "democratic"
+    ? { democraticBin: (await ensureDemocratic({ log, ...signal })).bin }
+    : {};
   const hostpath = (options.driver ?? "hostpath") === "hostpath";
   const snapshotter = (options.snapshots ?? false) !== false;
-  if (!hostpath && !snapshotter) return {};
-  const peers = await ensurePeerBinaries({
-    hostpath,
-    snapshotter,
-    log,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-  return snapshotter ? { ...peers, snapshotCrds: snapshotCrdPaths(Deno.env.toObject()) } : peers;
+  if (!hostpath && !snapshotter) return democratic;
+  const peers = await ensurePeerBinaries({ hostpath, snapshotter, log, ...signal });
+  return {
+    ...peers,
+    ...democratic,
+    ...(snapshotter ? { snapshotCrds: snapshotCrdPaths(Deno.env.toObject()) } : {}),
+  };
 }

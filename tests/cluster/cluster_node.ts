@@ -9,6 +9,12 @@ import type { CallRecord, CsiMethod } from "../csi_driver/types.ts";
 import type { AgentHandle } from "./agents.ts";
 import { callDriver, type CsiService } from "./csi_client.ts";
 import type { CsiRecorder, RecordedCall } from "./csi_recorder.ts";
+import {
+  democraticSnapshotPath,
+  democraticSnapshots,
+  democraticVolumePath,
+  democraticVolumes,
+} from "./democratic.ts";
 import type { DriverKind, NodeDriverPaths } from "./drivers.ts";
 import { type DriverVolume, hostpathSnapshots, hostpathVolumes } from "./hostpath.ts";
 import type { ManagedProcess } from "./process.ts";
@@ -70,6 +76,7 @@ export class ClusterNode implements NodeDriverPaths {
         sizeBytes: volume.sizeBytes,
       }));
     }
+    if (this.driverKind === "democratic") return await democraticVolumes(this.stateDir);
     return await hostpathVolumes(this.stateDir);
   }
 
@@ -77,6 +84,27 @@ export class ClusterNode implements NodeDriverPaths {
   async snapshots(): ReturnType<typeof hostpathSnapshots> {
     if (this.driverKind !== "hostpath") throw new Error(`${this.name}: no hostpath driver`);
     return await hostpathSnapshots(this.stateDir);
+  }
+
+  /** The node's democratic-csi snapshots (directory copies): their CSI ids and directories. */
+  async democraticSnapshots(): Promise<{ id: string; dirName: string; path: string }[]> {
+    this.#requireKind("democratic");
+    return (await democraticSnapshots(this.stateDir)).map((snapshot) => ({
+      ...snapshot,
+      path: democraticSnapshotPath(this.stateDir, snapshot.dirName),
+    }));
+  }
+
+  /** The directory of a democratic-csi volume on this node (present or not). */
+  volumePath(volumeId: string): string {
+    this.#requireKind("democratic");
+    return democraticVolumePath(this.stateDir, volumeId);
+  }
+
+  #requireKind(kind: DriverKind): void {
+    if (this.driverKind !== kind) {
+      throw new Error(`${this.name} runs the ${this.driverKind} driver, not ${kind}`);
+    }
   }
 
   /** The CSI calls the node's driver got (of one method, if given), oldest first. */

@@ -2,7 +2,8 @@
  * One CSI driver process per fake node, with its own socket, state directory
  * and log file: the upstream hostpath driver (hostpathplugin, built from its
  * vendored archive by peers.ts, run with the args of upstream's distributed
- * DaemonSet, see hostpath.ts), or the project's test driver
+ * DaemonSet, see hostpath.ts), democratic-csi's local-hostpath driver
+ * (democratic.ts, its volumes under the state directory), or the project's test driver
  * (tests/csi_driver, run through its command-line contract) for tests that
  * need its fault injection. Optionally a recording proxy (csi_recorder.ts)
  * sits between the node's agent and its driver.
@@ -15,18 +16,22 @@ import type { VolumeIds } from "../csi_driver/config.ts";
 import type { LogLevel } from "../csi_driver/flags.ts";
 import { driverArgs } from "../csi_driver/spawn.ts";
 import { CsiRecorder } from "./csi_recorder.ts";
+import { democraticArgs, democraticConfig } from "./democratic.ts";
 import { hostpathArgs } from "./hostpath.ts";
 import { type ManagedProcess, type ProcessGroup, tailFile } from "./process.ts";
 import { TEST_DRIVER_NAME, TEST_TOPOLOGY_KEY } from "./nodes.ts";
 import { waitFor } from "./wait.ts";
 
-export type DriverKind = "test" | "hostpath" | "none";
+export type DriverKind = "test" | "hostpath" | "democratic" | "none";
 
 /** Pool name → size, e.g. { fast: "10Gi", slow: "1Gi" }. */
 export type CapacityMap = Record<string, string>;
 
 export interface DriverOptions {
-  /** Per node; a function gets the node name and its index. Default { fast: "10Gi" }. */
+  /**
+   * Per node; a function gets the node name and its index. Default { fast: "10Gi" }.
+   * democratic-csi has no pools: it reports the free space of its filesystem.
+   */
   capacity?: CapacityMap | ((node: string, index: number) => CapacityMap);
   /**
    * Put a recording proxy in front of each node's driver (csi_recorder.ts), so
@@ -142,31 +147,59 @@ export interface StartDriverOptions {
   driver: DriverOptions;
   /** The hostpathplugin binary (peers.ts), for kind "hostpath". */
   hostpathBinary?: string;
+  /** bin/democratic-csi (democratic_install.ts), for kind "democratic". */
+  democraticBin?: string;
   signal?: AbortSignal;
 }
 
-/** What the test driver cannot be told on its command line when it is hostpath. */
-function refuseTestDriverOptions(driver: DriverOptions): void {
-  const given = (["controllerCapabilities", "pluginCapabilities", "logLevel", "volumeIds"] as const)
+/** What the test driver cannot be told on its command line when it is hostpath or democratic. */
+function refuseTestDriverOptions(kind: DriverKind, driver: DriverOptions): void {
+  const keys = ["controllerCapabilities", "pluginCapabilities", "logLevel", "volumeIds"] as const;
+  const given = [...keys, ...(kind === "democratic" ? ["verbosity"] as const : [])]
     .filter((key) => driver[key] !== undefined);
   if (given.length > 0) {
     throw new Error(
-      `driverOptions ${given.join(", ")} are the test driver's; the hostpath driver's ` +
-        `capabilities come from its flags (extraArgs, e.g. --enable-attach)`,
+      `driverOptions ${given.join(", ")} are not the ${kind} driver's; its ` +
+        `capabilities come from its flags (extraArgs, e.g. --enable-attach for hostpath)`,
     );
   }
 }
 
+interface DriverCommand {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+
+/** democratic-csi with its config file in the node's directory and its volumes in the state dir. */
+async function democraticCommand(options: StartDriverOptions): Promise<DriverCommand> {
+  if (!options.democraticBin) throw new Error("the democratic driver needs democraticBin");
+  refuseTestDriverOptions("democratic", options.driver);
+  const configFile = join(options.paths.stateDir, "..", "democratic.yaml");
+  await Deno.mkdir(options.paths.stateDir, { recursive: true });
+  await Deno.writeTextFile(configFile, democraticConfig(options.paths.stateDir));
+  return {
+    command: options.democraticBin,
+    args: democraticArgs({
+      configFile,
+      socket: options.paths.driverSocket,
+      ...(options.driver.extraArgs ? { extraArgs: options.driver.extraArgs } : {}),
+    }),
+    env: { CSI_NODE_ID: options.node },
+  };
+}
+
 /** The process to spawn for the node's driver. */
-function driverCommand(options: StartDriverOptions): { command: string; args: string[] } {
+async function driverCommand(options: StartDriverOptions): Promise<DriverCommand> {
   const { paths, node, driver } = options;
   const capacity = capacityFor(driver, node, options.index);
   if (options.kind === "test") {
     return { command: Deno.execPath(), args: testDriverArgs(node, paths, { capacity, driver }) };
   }
+  if (options.kind === "democratic") return await democraticCommand(options);
   if (options.kind !== "hostpath") throw new Error(`no driver of kind "${options.kind}"`);
   if (!options.hostpathBinary) throw new Error("the hostpath driver needs hostpathBinary");
-  refuseTestDriverOptions(driver);
+  refuseTestDriverOptions("hostpath", driver);
   return {
     command: options.hostpathBinary,
     args: hostpathArgs({
@@ -183,7 +216,7 @@ function driverCommand(options: StartDriverOptions): { command: string; args: st
 /** Starts the node's driver and waits until its sockets accept connections. */
 export async function startNodeDriver(options: StartDriverOptions): Promise<ManagedProcess> {
   const { paths, node } = options;
-  const { command, args } = driverCommand(options);
+  const { command, args, env } = await driverCommand(options);
   await Deno.mkdir(paths.stateDir, { recursive: true });
   const process = options.group.spawn({
     name: `csi-driver ${node}`,
@@ -191,7 +224,7 @@ export async function startNodeDriver(options: StartDriverOptions): Promise<Mana
     args,
     logFile: options.logFile,
     cwd: REPO_ROOT,
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
   });
   const sockets = options.kind === "test"
     ? [paths.driverSocket, paths.controlSocket]

@@ -19,7 +19,7 @@ Deno.test("the hostpath driver refuses the test driver's capability options, bef
         driver: { controllerCapabilities: ["CREATE_DELETE_VOLUME"] },
         hostpathBinary: "/nonexistent/hostpathplugin",
       }),
-    /controllerCapabilities are the test driver's/,
+    /controllerCapabilities are not the hostpath driver's/,
   );
   assert.equal(group.processes.length, 0);
 });

@@ -3,6 +3,7 @@
  *
  *   deno task cluster -- --nodes 3 --driver hostpath --snapshots --agent upstream \
  *     --agent-args "--enable-capacity --capacity-ownerref-level=-1" --dir /tmp/c
+ *   deno task cluster -- --driver democratic --snapshots
  *
  * Writes DIR/kubeconfig (admin) and DIR/cluster.json, prints example kubectl
  * commands and then `cluster ready`, and stops everything on SIGINT/SIGTERM.
@@ -16,9 +17,11 @@ import type { CapacityMap } from "./drivers.ts";
 
 const USAGE = `usage: deno task cluster -- [options]
   --nodes N              fake nodes node-a, node-b, ... (default 2)
-  --driver KIND          hostpath | test | none (default hostpath: upstream's hostpath driver)
+  --driver KIND          hostpath | democratic | test | none (default hostpath: upstream's
+                         hostpath driver; democratic: democratic-csi local-hostpath)
   --snapshots            VolumeSnapshot CRDs, snapshot-controller, a csi-snapshotter per node
-  --capacity LIST        pools of every node's driver, e.g. fast=10Gi,slow=1Gi (default fast=10Gi)
+  --capacity LIST        pools of every node's driver, e.g. fast=10Gi,slow=1Gi (default fast=10Gi;
+                         democratic-csi has none: it reports its filesystem's free space)
   --agent KIND           none | ours | upstream (default none)
   --agent-args "ARGS"    extra agent flags, split on whitespace
   --attach-required      CSIDriver.spec.attachRequired=true
@@ -95,7 +98,7 @@ export function parseCli(args: string[]): CliOptions {
   if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`--nodes must be a positive integer`);
   return {
     nodes,
-    driver: oneOf("driver", values.driver, ["hostpath", "test", "none"] as const),
+    driver: oneOf("driver", values.driver, ["hostpath", "democratic", "test", "none"] as const),
     snapshots: values.snapshots,
     capacity: parseCapacity(values.capacity),
     agent: oneOf("agent", values.agent, ["none", "ours", "upstream"] as const),

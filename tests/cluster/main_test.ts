@@ -29,6 +29,7 @@ Deno.test("parseCli reads the standalone flags, with or without a leading --", (
   assert.equal(cli.dir, "/tmp/x");
   assert.equal(parseCli([]).agent, "none");
   assert.equal(parseCli(["--driver", "test", "--snapshots"]).driver, "test");
+  assert.equal(parseCli(["--driver", "democratic"]).driver, "democratic");
   assert.equal(parseCli(["--snapshots"]).snapshots, true);
 });
 

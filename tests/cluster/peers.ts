@@ -72,6 +72,19 @@ export const DRIVER_DAEMONSETS_ARCHIVE: PeerArchive = {
   version: "2026-12",
 };
 
+/**
+ * democratic-csi's source (JavaScript, no vendored dependencies): its
+ * local-hostpath driver is a second node-local driver deployed with
+ * csi-provisioner in node mode. democratic_install.ts installs it.
+ */
+export const DEMOCRATIC_ARCHIVE: PeerArchive = {
+  file: "democratic-csi-1.9.0.tar.gz",
+  sha256: "6b57db169aae187f11b60de106b644e6655ff62ccb41ea2dd6369ca9e3c00685",
+  topDir: "democratic-csi-1.9.0",
+  origin: "github.com/democratic-csi/democratic-csi v1.9.0, commit 8a4a28a8",
+  version: "v1.9.0",
+};
+
 export interface PeerBinaries {
   hostpathplugin: string;
   snapshotController: string;
@@ -155,7 +168,7 @@ export class PeerArchiveError extends Error {
 /** The archive's path after checking its sha256 against the pinned value. */
 export async function verifiedArchive(dir: string, archive: PeerArchive): Promise<string> {
   const path = join(dir, archive.file);
-  const remedy = `Put the pinned archive (${archive.origin}, with its vendor/ tree) at ${path}, ` +
+  const remedy = `Put the pinned archive (${archive.origin}) at ${path}, ` +
     `or set ${PEERS_DIR_VARIABLE} to the directory that holds it; see tests/cluster/README.md.`;
   let bytes: Uint8Array;
   try {

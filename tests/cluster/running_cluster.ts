@@ -12,14 +12,14 @@ import { ClusterNode } from "./cluster_node.ts";
 import type { ComponentControl } from "./component_control.ts";
 import type { ControlPlane } from "./control_plane.ts";
 import { type DriverKind, nodeDriverPaths, startNodeDriver, startRecorder } from "./drivers.ts";
-import { detachLoopDevices, HOSTPATH_DRIVER_NAME, HOSTPATH_TOPOLOGY_KEY } from "./hostpath.ts";
+import { detachLoopDevices } from "./hostpath.ts";
 import { grantClusterAdmin, identityKubeconfig, type IdentityRef } from "./identity.ts";
 import type { AdminClients } from "./kubeconfig.ts";
-import { createFakeNode, fakeNodeNames, TEST_DRIVER_NAME, TEST_TOPOLOGY_KEY } from "./nodes.ts";
+import { createFakeNode, fakeNodeNames } from "./nodes.ts";
 import type { PeerBinaries } from "./peers.ts";
 import { type ProcessGroup, runCommand } from "./process.ts";
 import { grantUpstreamProvisionerRbac } from "./rbac.ts";
-import { createClusterObjects, storageClassName } from "./setup.ts";
+import { createClusterObjects, driverIdentity, storageClassName } from "./setup.ts";
 import { startSnapshotting } from "./snapshots.ts";
 import { StallingProxy } from "./stall_proxy.ts";
 
@@ -46,13 +46,19 @@ export interface StartAgentOptions {
   apiServer?: string;
 }
 
+/** The peer programs a cluster runs: hostpathplugin, bin/democratic-csi, the snapshot controllers and CRDs. */
+export type ClusterPeers = Partial<PeerBinaries> & {
+  democraticBin?: string;
+  snapshotCrds?: string[];
+};
+
 export interface ClusterInit {
   dir: string;
   ownsDir: boolean;
   group: ProcessGroup;
   binaries: ClusterBinaries;
-  /** The peers the options need (hostpathplugin, the snapshot controllers, their CRDs). */
-  peers: Partial<PeerBinaries> & { snapshotCrds?: string[] };
+  /** The peers the options need (hostpathplugin, democratic-csi, the snapshot controllers, their CRDs). */
+  peers: ClusterPeers;
   controlPlane: ControlPlane;
   admin: AdminClients;
   options: ClusterOptions;
@@ -70,7 +76,7 @@ export class RunningCluster implements AsyncDisposable {
   readonly admin: AdminClients;
   readonly binaries: ClusterBinaries;
   readonly driverKind: DriverKind;
-  /** The CSI driver's name: hostpath.csi.k8s.io, or test.csi.k8s.io for the test driver. */
+  /** The CSI driver's name: hostpath.csi.k8s.io, org.democratic-csi.local-hostpath, or test.csi.k8s.io. */
   readonly driverName: string;
   /** The driver's topology key, a label of each fake node (its value: the node's name). */
   readonly topologyKey: string;
@@ -95,12 +101,13 @@ export class RunningCluster implements AsyncDisposable {
     this.binaries = init.binaries;
     this.agentNamespace = init.options.agentNamespace ?? "csi-provisioner";
     this.driverKind = init.options.driver ?? "hostpath";
-    const hostpath = this.driverKind === "hostpath";
-    this.driverName = hostpath ? HOSTPATH_DRIVER_NAME : TEST_DRIVER_NAME;
-    this.topologyKey = hostpath ? HOSTPATH_TOPOLOGY_KEY : TEST_TOPOLOGY_KEY;
+    ({ driverName: this.driverName, topologyKey: this.topologyKey } = driverIdentity(
+      this.driverKind,
+    ));
     const nodes = init.options.nodes ?? 2;
     const names = typeof nodes === "number" ? fakeNodeNames(nodes) : nodes;
-    const recorded = hostpath && (init.options.driverOptions?.recordCalls ?? false);
+    const recorded = this.driverKind !== "test" && this.driverKind !== "none" &&
+      (init.options.driverOptions?.recordCalls ?? false);
     this.nodes = names.map((name, index) => {
       const paths = nodeDriverPaths(join(init.dir, "nodes", name), { recorded });
       return new ClusterNode({ name, index, kind: this.driverKind, paths });
@@ -136,7 +143,10 @@ export class RunningCluster implements AsyncDisposable {
     return proxy;
   }
 
-  /** The cluster's StorageClass of a driver pool: `csi-hostpath-<pool>` (upstream's), or `test-<pool>`. */
+  /**
+   * The cluster's StorageClass of a driver pool: `csi-hostpath-<pool>`
+   * (upstream's), `test-<pool>`, or democratic's one `democratic-local`.
+   */
   storageClassName(pool: string): string {
     return storageClassName(this.driverKind, pool);
   }
@@ -199,6 +209,7 @@ export class RunningCluster implements AsyncDisposable {
       ...(this.#init.peers.hostpathplugin
         ? { hostpathBinary: this.#init.peers.hostpathplugin }
         : {}),
+      ...(this.#init.peers.democraticBin ? { democraticBin: this.#init.peers.democraticBin } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     if (node.driverSocket !== node.csiSocket) node.recorder = await startRecorder(node);
@@ -211,8 +222,9 @@ export class RunningCluster implements AsyncDisposable {
    */
   async startSnapshotting(): Promise<void> {
     const { peers, options, group } = this.#init;
-    if (this.driverKind !== "hostpath") {
-      throw new Error(`snapshots need the hostpath driver, not driver "${this.driverKind}"`);
+    const driverKind = this.driverKind;
+    if (driverKind !== "hostpath" && driverKind !== "democratic") {
+      throw new Error(`snapshots need the hostpath or democratic driver, not "${driverKind}"`);
     }
     if (!peers.snapshotController || !peers.csiSnapshotter || !peers.snapshotCrds) {
       throw new Error("snapshots need the snapshot-controller and csi-snapshotter binaries");
@@ -226,6 +238,7 @@ export class RunningCluster implements AsyncDisposable {
       grantClusterAdmin: (ref) => this.grantClusterAdmin(ref),
       logFile: (name) => this.#logFile(name),
       verbosity: Math.max(options.verbosity ?? 1, 2),
+      driverKind,
       ...(options.signal ? { signal: options.signal } : {}),
     }, {
       snapshotController: peers.snapshotController,

@@ -3,8 +3,8 @@
  * distributed deployment does them: the three VolumeSnapshot CRDs of
  * external-snapshotter, one snapshot-controller for the cluster with
  * --enable-distributed-snapshotting, and on every node a csi-snapshotter in
- * --node-deployment mode on that node's hostpath driver socket, plus a
- * VolumeSnapshotClass for the driver.
+ * --node-deployment mode on that node's driver socket (hostpath or
+ * democratic-csi), plus a VolumeSnapshotClass for the driver.
  *
  * Both run with a ServiceAccount bound to cluster-admin: their upstream RBAC
  * files are not part of the source archive, and they are not under test.
@@ -13,6 +13,7 @@
 import type { AdminClients } from "./kubeconfig.ts";
 import { freeLoopbackPort } from "./ports.ts";
 import type { ClusterNode } from "./cluster_node.ts";
+import { DEMOCRATIC_DRIVER_NAME, DEMOCRATIC_SNAPSHOT_CLASS } from "./democratic.ts";
 import { HOSTPATH_DRIVER_NAME } from "./hostpath.ts";
 import type { IdentityRef } from "./identity.ts";
 import { type ManagedProcess, type ProcessGroup, tailFile } from "./process.ts";
@@ -38,7 +39,29 @@ export interface SnapshotHost {
   grantClusterAdmin(ref: IdentityRef): Promise<void>;
   logFile(name: string): string;
   verbosity: number;
+  /** Whose VolumeSnapshotClass to create. */
+  driverKind: SnapshotDriverKind;
   signal?: AbortSignal;
+}
+
+/** The drivers the snapshot controllers run with. */
+export type SnapshotDriverKind = "hostpath" | "democratic";
+
+/** The cluster's VolumeSnapshotClass name for the driver. */
+export function snapshotClassName(kind: SnapshotDriverKind): string {
+  return kind === "democratic" ? DEMOCRATIC_SNAPSHOT_CLASS : SNAPSHOT_CLASS;
+}
+
+/** democratic-csi's chart templates/snapshot-classes.yaml, with deletionPolicy Delete. */
+export function democraticSnapshotClass(): Record<string, unknown> {
+  return {
+    apiVersion: "snapshot.storage.k8s.io/v1",
+    kind: "VolumeSnapshotClass",
+    metadata: { name: DEMOCRATIC_SNAPSHOT_CLASS },
+    driver: DEMOCRATIC_DRIVER_NAME,
+    deletionPolicy: "Delete",
+    parameters: {},
+  };
 }
 
 export function volumeSnapshotClass(): Record<string, unknown> {
@@ -132,7 +155,10 @@ export async function startSnapshotting(
     ready.push(waitServing(node.snapshotter, nodePort, host.signal));
   }
   await Promise.all(ready);
-  await host.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(volumeSnapshotClass()) });
+  const snapshotClass = host.driverKind === "democratic"
+    ? democraticSnapshotClass()
+    : volumeSnapshotClass();
+  await host.kubectl(["apply", "-f", "-"], { stdin: JSON.stringify(snapshotClass) });
   return { controller };
 }
 
@@ -148,17 +174,17 @@ export interface VolumeSnapshotObject {
   };
 }
 
-/** Creates a VolumeSnapshot of the claim in the cluster's VolumeSnapshotClass. */
+/** Creates a VolumeSnapshot of the claim in the cluster's VolumeSnapshotClass (default hostpath's). */
 export async function createVolumeSnapshot(
   admin: AdminClients,
-  options: { namespace: string; name: string; claim: string },
+  options: { namespace: string; name: string; claim: string; snapshotClass?: string },
 ): Promise<void> {
   await admin.objects.create({
     apiVersion: "snapshot.storage.k8s.io/v1",
     kind: "VolumeSnapshot",
     metadata: { name: options.name, namespace: options.namespace },
     spec: {
-      volumeSnapshotClassName: SNAPSHOT_CLASS,
+      volumeSnapshotClassName: options.snapshotClass ?? SNAPSHOT_CLASS,
       source: { persistentVolumeClaimName: options.claim },
     },
   });
