@@ -3,7 +3,7 @@ import { capacityFor, nodeDriverPaths, startNodeDriver, testDriverArgs } from ".
 import { hostpathArgs } from "./hostpath.ts";
 import { fakeNodeNames } from "./nodes.ts";
 import { ProcessGroup } from "./process.ts";
-import { poolNames } from "./setup.ts";
+import { driverIdentity, poolNames, storageClassesOf, storageClassName } from "./setup.ts";
 
 Deno.test("the hostpath driver refuses the test driver's capability options, before spawning", async () => {
   const group = new ProcessGroup();
@@ -93,4 +93,38 @@ Deno.test("fake node names run node-a .. node-z, node-aa ..", () => {
     "node-aa",
     "node-ab",
   ]);
+});
+
+Deno.test("democratic-csi: one class whatever the pools, its own name and topology key", () => {
+  assert.equal(storageClassName("democratic", "fast"), "democratic-local");
+  const classes = storageClassesOf("democratic", ["fast", "slow"]);
+  assert.deepEqual(classes.map((c) => [c.metadata?.name, c.provisioner, c.volumeBindingMode]), [
+    ["democratic-local", "org.democratic-csi.local-hostpath", "WaitForFirstConsumer"],
+  ]);
+  assert.deepEqual(driverIdentity("democratic"), {
+    driverName: "org.democratic-csi.local-hostpath",
+    topologyKey: "org.democratic-csi.topology/node",
+  });
+  assert.deepEqual(storageClassesOf("hostpath", ["fast"]).map((c) => c.metadata?.name), [
+    "csi-hostpath-fast",
+  ]);
+});
+
+Deno.test("democratic-csi refuses the test driver's options and --v, before spawning", async () => {
+  const group = new ProcessGroup();
+  await assert.rejects(
+    () =>
+      startNodeDriver({
+        group,
+        kind: "democratic",
+        node: "node-a",
+        index: 0,
+        paths: nodeDriverPaths("/tmp/never"),
+        logFile: "/tmp/never.log",
+        driver: { volumeIds: "name", verbosity: 5 },
+        democraticBin: "/nonexistent/democratic-csi",
+      }),
+    /driverOptions volumeIds, verbosity are not the democratic driver's/,
+  );
+  assert.equal(group.processes.length, 0);
 });

@@ -35,7 +35,7 @@ import {
   watchVolume,
 } from "../cluster/workloads.ts";
 import { bytesOf } from "./capacity_support.ts";
-import { createClaimOn, createPodOn } from "./snapshot_support.ts";
+import { createClaimOn, createPodOn, misplacedIsExplained } from "./snapshot_support.ts";
 import { createVolumeCallsFor, startOurAgents, step, waitForClaimEvent } from "./support.ts";
 
 const NS = "democratic";
@@ -102,12 +102,8 @@ async function assertCopyOnNodeA(
   else assert.equal(existsSync(onNodeB), false);
 }
 
-/**
- * A claim whose pod is placed on node-b while its source is on node-a: a
- * Warning that names node-a and no CreateVolume on node-b; once the pod is
- * moved to node-a, the copy is made there with the file in it.
- */
-async function misplacedIsExplained(
+/** misplacedIsExplained() in the democratic class, the copy checked by assertCopyOnNodeA(). */
+function misplaced(
   cluster: RunningCluster,
   options: {
     name: string;
@@ -115,23 +111,12 @@ async function misplacedIsExplained(
     message: RegExp;
   },
 ): Promise<void> {
-  const { name } = options;
-  const claim = await createClaimOn(cluster, {
+  return misplacedIsExplained(cluster, {
+    ...options,
     namespace: NS,
-    name,
-    node: "node-b",
     storageClass: DEMOCRATIC_STORAGE_CLASS,
-    dataSource: options.dataSource,
+    madeOnNodeA: (name) => assertCopyOnNodeA(cluster, name),
   });
-  const event = await waitForClaimEvent(cluster, { namespace: NS, name }, {
-    reason: "ProvisioningFailed",
-    message: (text) => text.includes('on node "node-b"'),
-  });
-  assert.match(event.message!, options.message);
-  await forceDeletePod(cluster.admin, NS, name);
-  await createPodOn(cluster, { namespace: NS, name, node: "node-a", podName: `${name}-moved` });
-  await assertCopyOnNodeA(cluster, name);
-  assert.deepEqual(await createVolumeCallsFor(cluster.node("node-b"), claim.metadata!.uid!), []);
 }
 
 Deno.test("the agent on democratic-csi: provisioning, deletion, capacity, Immediate race, restores, clones", async (t) => {
@@ -265,7 +250,7 @@ Deno.test("the agent on democratic-csi: provisioning, deletion, capacity, Immedi
     cluster,
     "a restore whose pod is placed on node-b: explained, no CreateVolume there; restored on node-a",
     () =>
-      misplacedIsExplained(cluster, {
+      misplaced(cluster, {
         name: "misplaced",
         dataSource: { kind: "VolumeSnapshot", name: "data-snap" },
         message:
@@ -278,7 +263,7 @@ Deno.test("the agent on democratic-csi: provisioning, deletion, capacity, Immedi
     cluster,
     "a clone whose pod is placed on node-b: explained, no CreateVolume there; cloned on node-a",
     () =>
-      misplacedIsExplained(cluster, {
+      misplaced(cluster, {
         name: "misplaced-copy",
         dataSource: { kind: "PersistentVolumeClaim", name: "data" },
         message:

@@ -1,5 +1,5 @@
 /**
- * Helpers for the restore and clone tests on the upstream hostpath driver:
+ * Helpers for the restore and clone tests (upstream hostpath driver, democratic-csi):
  * a file written into a volume's directory on its node (the driver keeps
  * each volume as `<state dir>/<volume id>`, and copies it for restores and
  * clones), claims with a data source pinned to a node, and the finalizers of
@@ -10,7 +10,14 @@ import type { V1PersistentVolumeClaim } from "@kubernetes/client-node";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { readSnapshotObject, type VolumeSnapshotObject } from "../cluster/snapshots.ts";
 import { waitFor } from "../cluster/wait.ts";
-import { claimObject, podUsingClaim, waitForClaimBound } from "../cluster/workloads.ts";
+import assert from "node:assert/strict";
+import {
+  claimObject,
+  forceDeletePod,
+  podUsingClaim,
+  waitForClaimBound,
+} from "../cluster/workloads.ts";
+import { createVolumeCallsFor, waitForClaimEvent } from "./support.ts";
 
 export const CLONE_FINALIZER = "provisioner.storage.kubernetes.io/cloning-protection";
 export const SNAPSHOT_FINALIZER =
@@ -101,4 +108,39 @@ export async function waitForFinalizer(
     description: `${options.what} ${options.present ? "with" : "without"} ${options.finalizer}`,
     timeoutMs: options.timeoutMs ?? 30_000,
   });
+}
+
+/**
+ * A claim whose pod is placed on node-b while its source is on node-a: a
+ * Warning that names node-a (matching `message`), no CreateVolume on node-b;
+ * once the pod is moved to node-a, `madeOnNodeA` checks the copy made there.
+ */
+export async function misplacedIsExplained(
+  cluster: RunningCluster,
+  options: {
+    namespace: string;
+    name: string;
+    dataSource: { kind: "VolumeSnapshot" | "PersistentVolumeClaim"; name: string };
+    message: RegExp;
+    storageClass?: string;
+    madeOnNodeA: (name: string) => Promise<void>;
+  },
+): Promise<void> {
+  const { namespace, name } = options;
+  const claim = await createClaimOn(cluster, {
+    namespace,
+    name,
+    node: "node-b",
+    dataSource: options.dataSource,
+    ...(options.storageClass ? { storageClass: options.storageClass } : {}),
+  });
+  const event = await waitForClaimEvent(cluster, { namespace, name }, {
+    reason: "ProvisioningFailed",
+    message: (text) => text.includes('on node "node-b"'),
+  });
+  assert.match(event.message!, options.message);
+  await forceDeletePod(cluster.admin, namespace, name);
+  await createPodOn(cluster, { namespace, name, node: "node-a", podName: `${name}-moved` });
+  await options.madeOnNodeA(name);
+  assert.deepEqual(await createVolumeCallsFor(cluster.node("node-b"), claim.metadata!.uid!), []);
 }
