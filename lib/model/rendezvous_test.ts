@@ -1,0 +1,23 @@
+import { ok, strictEqual } from "node:assert/strict";
+import { rendezvous } from "./rendezvous.ts";
+
+Deno.test("rendezvous: every agent picks the same candidate, spread evenly, and a leaving candidate moves only its keys", () => {
+  const nodes = Array.from({ length: 10 }, (_, index) => `node-${index}`);
+  const keys = Array.from({ length: 5000 }, (_, index) => `uid-${index}-${index * 7919}`);
+  const wins = new Map<string, number>();
+  for (const key of keys) {
+    const chosen = rendezvous(key, nodes)!;
+    strictEqual(rendezvous(key, [...nodes].reverse()), chosen, "order does not matter");
+    wins.set(chosen, (wins.get(chosen) ?? 0) + 1);
+  }
+  for (const node of nodes) {
+    const count = wins.get(node) ?? 0;
+    ok(count > 380 && count < 620, `${node} won ${count} of 5000 (expected about 500)`);
+  }
+  const without = nodes.filter((node) => node !== "node-3");
+  for (const key of keys) {
+    const before = rendezvous(key, nodes);
+    if (before !== "node-3") strictEqual(rendezvous(key, without), before);
+  }
+  strictEqual(rendezvous("k", []), undefined);
+});
