@@ -23,15 +23,15 @@ export function createWithdrawMetrics(registry: Registry): WithdrawMetrics {
   const unattended = new Gauge({
     name: "csi_node_provisioner_capacity_without_live_agent",
     help:
-      "CSIStorageCapacity objects of the driver, by node, whose node's agent is not alive (its Lease expired or missing), as this agent sees them: the scheduler may still send claims there.",
-    labelNames: ["node"] as const,
+      "CSIStorageCapacity objects of the driver, by the node they publish for (agent_node), whose agent is not alive (its Lease expired or missing), as this agent sees them: the scheduler may still send claims there. Every live agent reports the same.",
+    labelNames: ["agent_node"] as const,
     registers: [registry],
   });
   return {
     withdrawn: (objects) => withdrawn.inc(objects),
     unattended: (byNode) => {
       unattended.reset();
-      for (const [node, objects] of byNode) unattended.set({ node }, objects);
+      for (const [node, objects] of byNode) unattended.set({ agent_node: node }, objects);
     },
   };
 }
