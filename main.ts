@@ -15,14 +15,9 @@ import { startProtection } from "./lib/clone/start.ts";
 import type { CapacityPublisher } from "./lib/capacity/publish/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/publish/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
-import type { Informer } from "./lib/kube/informer/informer.ts";
-import { type Liveness, startLiveness } from "./lib/liveness/start.ts";
-import {
-  type AgentLease,
-  LEASE_DURATION_SECONDS,
-  leaseLabels,
-  leaseName,
-} from "./lib/model/lease.ts";
+import { startLiveness } from "./lib/liveness/start.ts";
+import type { LeaseWatch } from "./lib/liveness/watch.ts";
+import { LEASE_DURATION_SECONDS, leaseLabels, leaseName } from "./lib/model/lease.ts";
 import { parseConfig } from "./lib/config/config.ts";
 import { problemsText } from "./lib/config/help.ts";
 import type { Config } from "./lib/config/types.ts";
@@ -243,7 +238,7 @@ async function startControllers(
   const published = readsPublishedCapacity(config) ? peers?.published : undefined;
   const caches = [
     ...Object.values(kube.informers),
-    ...(peers ? [peers.published.informer, peers.leases] : []),
+    ...(peers ? [peers.published.informer] : []),
   ];
   const work = await registerControllers(agent, {
     driver,
@@ -374,15 +369,13 @@ function startupCall(agent: Agent): StartupCall {
 /** The other agents of the driver: their capacity objects and Leases; this agent's Lease renewed. */
 interface Peers {
   published: PublishedCapacityCache;
-  leases: Informer<AgentLease>;
-  liveness: Liveness;
+  leases: LeaseWatch;
 }
 
-/** Creates the peers' informers (not started) and starts renewing this agent's Lease. */
+/** Creates the peers' informer and Lease watch (not started) and starts renewing this agent's Lease. */
 function watchPeers(agent: Agent, parts: { driver: DriverInfo; kube: KubeConnection }): Peers {
   const { kube, driver } = parts;
   const { nodeName } = agent.config;
-  const leases = kube.watchAgentLeases(driver.name);
   const lease = kube.ownLease({
     name: leaseName(driver.name, nodeName),
     labels: leaseLabels(driver.name, nodeName),
@@ -390,8 +383,9 @@ function watchPeers(agent: Agent, parts: { driver: DriverInfo; kube: KubeConnect
     durationSeconds: LEASE_DURATION_SECONDS,
   });
   const logger = agent.logger.child({ component: "liveness" });
-  const liveness = startLiveness({ lease, leases, logger }, agent.life);
-  return { published: kube.watchPublishedCapacity(driver.name), leases, liveness };
+  const openLeases = () => kube.watchAgentLeases(driver.name);
+  const leases = startLiveness({ lease, openLeases, logger }, agent.life);
+  return { published: kube.watchPublishedCapacity(driver.name), leases };
 }
 
 /** The capacity publisher (--enable-capacity), with its own client for writes. */
@@ -419,7 +413,7 @@ function startPublisher(
     bounds: agent.bounds,
     events: kube.events,
     withdrawal: {
-      agents: { agents: () => peers.liveness.view.agents(), hasSynced: peers.liveness.hasSynced },
+      agents: peers.leases,
       objects: {
         list: () => peers.published.informer.list(),
         hasSynced: () => peers.published.informer.hasSynced(),

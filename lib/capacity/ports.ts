@@ -103,8 +103,10 @@ export interface PublishedObjects {
   hasSynced(): boolean;
 }
 
-/** The agents' liveness from their Leases (lib/liveness). */
+/** The agents' liveness from their Leases (lib/liveness), seen only while watched. */
 export interface AgentsLiveness {
+  /** Starts or stops the watch of the Leases. */
+  watch(on: boolean): void;
   agents(): AgentSighting[];
   hasSynced(): boolean;
 }

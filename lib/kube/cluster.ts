@@ -120,16 +120,15 @@ export async function connectKube(options: {
       informerHealth.add(informer);
       return informer;
     },
-    watchAgentLeases: (driverName) => {
-      const informer = createLeaseCache(rest, {
+    // Not in informerHealth: it runs only on the few agents that watch the Leases, and
+    // stops when another agent takes over; readiness must not wait for it.
+    watchAgentLeases: (driverName) =>
+      createLeaseCache(rest, {
         namespace: config.namespace,
         driverName,
         logger: informerLogger,
         idleTimeoutMs,
-      });
-      informerHealth.add(informer);
-      return informer;
-    },
+      }),
     ownLease: (lease) => new LeaseRenewals(rest, { ...lease, namespace: config.namespace }),
     watchPublishedCapacity: (driverName) => {
       const cache = createPublishedCapacityCache(rest, {

@@ -1,6 +1,7 @@
 /**
- * What agent liveness needs from the world: its own Lease's renewal and the
- * informer of the driver's Leases. main.ts passes lib/kube/leases.ts.
+ * What agent liveness needs from the world: its own Lease's renewal and an
+ * informer of the driver's Leases, opened anew each time the watch starts.
+ * main.ts passes lib/kube/leases.ts.
  */
 import type { CacheChange } from "../kube/informer/informer.ts";
 import type { AgentLease } from "../model/lease.ts";
@@ -11,8 +12,9 @@ export interface LeaseRenewer {
   renew(nowMs: number, signal: AbortSignal): Promise<void>;
 }
 
-/** The driver's Leases (label-selected informer, run by main.ts). */
-export interface LeaseCache {
+/** The driver's Leases (label-selected informer, not started). */
+export interface LeaseInformer {
   onChange(handler: (change: CacheChange<AgentLease>) => void): void;
   hasSynced(): boolean;
+  run(signal: AbortSignal): Promise<void>;
 }

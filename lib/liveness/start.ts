@@ -1,32 +1,32 @@
 /**
- * Agent liveness: this agent renews its Lease until the soft stop, and keeps
- * the view of every agent of its driver from the Lease informer, for the
- * paths that act for an agent that is gone.
+ * Agent liveness: this agent renews its Lease until the soft stop; the
+ * Lease watch, which the paths that act for a gone agent start and stop, is
+ * built here.
  */
 import type { Logger } from "../log/logger.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
-import type { LeaseCache, LeaseRenewer } from "./ports.ts";
+import type { LeaseInformer, LeaseRenewer } from "./ports.ts";
 import { renewLease } from "./renew.ts";
-import { LivenessView } from "./view.ts";
+import { LeaseWatch } from "./watch.ts";
 
-/** The view, and whether its cache has synced. */
-export interface Liveness {
-  view: LivenessView;
-  hasSynced(): boolean;
-}
-
-/** Registers the view's handler (before the informer runs) and starts the renewals. */
+/** Starts the renewals; returns the (stopped) watch of the driver's Leases. */
 export function startLiveness(
-  parts: { lease: LeaseRenewer; leases: LeaseCache; logger: Logger; now?: () => number },
+  parts: {
+    lease: LeaseRenewer;
+    openLeases: () => LeaseInformer;
+    logger: Logger;
+    now?: () => number;
+  },
   life: Lifecycle,
-): Liveness {
+): LeaseWatch {
   const now = parts.now ?? Date.now;
-  const view = new LivenessView(now);
-  parts.leases.onChange((change) => view.observe(change));
   const renewal = renewLease(
     { lease: parts.lease, logger: parts.logger, now },
     life.shutdown.signal,
   );
   life.track(renewal, { name: "lease renewal" });
-  return { view, hasSynced: () => parts.leases.hasSynced() };
+  return new LeaseWatch(
+    { open: parts.openLeases, now, logger: parts.logger },
+    life.shutdown.signal,
+  );
 }

@@ -9,6 +9,10 @@ import { fnv32a, nameWithMaxLength, nodeLabels } from "./labels.ts";
 export const LEASE_RENEW_MS = 30_000;
 /** spec.leaseDurationSeconds: two renewals, so that one lost write does not make an agent look gone. */
 export const LEASE_DURATION_SECONDS = 60;
+/** How many agents watch the Leases, and may act for a gone agent. */
+export const LIVENESS_WATCHERS = 3;
+/** The rendezvous key that ranks the agents for watching. */
+export const WATCHERS_KEY = "csi-node-provisioner/liveness-watchers";
 /** The longest object name (a DNS subdomain). */
 const NAME_MAX_LENGTH = 253;
 

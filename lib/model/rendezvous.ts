@@ -36,3 +36,12 @@ function hash53(text: string): number {
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
+
+/** The `count` candidates rendezvous hashing ranks highest for `key` (all of them when fewer). */
+export function rendezvousTop(key: string, candidates: readonly string[], count: number): string[] {
+  return [...new Set(candidates)]
+    .map((candidate) => ({ candidate, score: hash53(`${key}\n${candidate}`) }))
+    .sort((a, b) => b.score - a.score || (a.candidate < b.candidate ? -1 : 1))
+    .slice(0, count)
+    .map((entry) => entry.candidate);
+}

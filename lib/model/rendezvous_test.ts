@@ -1,5 +1,5 @@
-import { ok, strictEqual } from "node:assert/strict";
-import { rendezvous } from "./rendezvous.ts";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { rendezvous, rendezvousTop } from "./rendezvous.ts";
 
 Deno.test("rendezvous: every agent picks the same candidate, spread evenly, and a leaving candidate moves only its keys", () => {
   const nodes = Array.from({ length: 10 }, (_, index) => `node-${index}`);
@@ -20,4 +20,21 @@ Deno.test("rendezvous: every agent picks the same candidate, spread evenly, and 
     if (before !== "node-3") strictEqual(rendezvous(key, without), before);
   }
   strictEqual(rendezvous("k", []), undefined);
+});
+
+Deno.test("rendezvousTop: the highest ranked, the first being rendezvous's pick, in any order given", () => {
+  const nodes = Array.from({ length: 20 }, (_, index) => `node-${index}`);
+  for (const key of ["a", "b", "c", "d"]) {
+    const top = rendezvousTop(key, nodes, 3);
+    strictEqual(top.length, 3);
+    strictEqual(top[0], rendezvous(key, nodes));
+    deepStrictEqual(rendezvousTop(key, [...nodes].reverse(), 3), top);
+    const without = nodes.filter((node) => node !== top[1]);
+    deepStrictEqual(
+      rendezvousTop(key, without, 2),
+      [top[0], top[2]],
+      "a leaving one moves the rest up",
+    );
+  }
+  deepStrictEqual(rendezvousTop("k", ["x", "x"], 3), ["x"]);
 });

@@ -7,12 +7,23 @@
  */
 import type { EventRecord } from "../../model/events.ts";
 import { MANAGED_BY_BASE } from "../../model/labels.ts";
-import { rendezvous } from "../../model/rendezvous.ts";
+import { LIVENESS_WATCHERS, WATCHERS_KEY } from "../../model/lease.ts";
+import { rendezvous, rendezvousTop } from "../../model/rendezvous.ts";
 import type { PublishedCapacity } from "../../model/storage_capacity.ts";
 import { type AgentSighting, isAlive } from "../../liveness/view.ts";
 
 /** The Event reason of a withdrawal. */
 export const CAPACITY_WITHDRAWN = "CapacityWithdrawn";
+
+/**
+ * Whether this agent watches the Leases: one of the LIVENESS_WATCHERS agents
+ * rendezvous hashing ranks highest among those that publish capacity (and
+ * itself). Only they can see who is gone, and only they act.
+ */
+export function watchesLeases(self: string, publishers: readonly string[]): boolean {
+  const agents = publishers.filter((publisher) => publisher !== MANAGED_BY_BASE);
+  return rendezvousTop(WATCHERS_KEY, [...agents, self], LIVENESS_WATCHERS).includes(self);
+}
 
 /** What the decision reads. */
 export interface WithdrawInput {

@@ -2,7 +2,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { AgentSighting } from "../../liveness/view.ts";
 import { rendezvous } from "../../model/rendezvous.ts";
 import type { PublishedCapacity } from "../../model/storage_capacity.ts";
-import { CAPACITY_WITHDRAWN, decideWithdrawals, withdrawalEvent } from "./decide.ts";
+import { CAPACITY_WITHDRAWN, decideWithdrawals, watchesLeases, withdrawalEvent } from "./decide.ts";
 
 const MIN = 60_000;
 const NOW = 100 * MIN;
@@ -227,4 +227,19 @@ Deno.test("withdrawalEvent: on the owner Node, else on the object; says who, sin
     uid: "uid-d-local",
   });
   ok(unowned.message.includes("of node d has no Lease"), unowned.message);
+});
+
+Deno.test("watchesLeases: three agents watch, whatever the order; upstream's central objects are no agent", () => {
+  const nodes = Array.from({ length: 30 }, (_, index) => publisher(`n${index}`));
+  const watchers = nodes.filter((self) => watchesLeases(self, nodes));
+  strictEqual(watchers.length, 3);
+  deepStrictEqual(nodes.filter((self) => watchesLeases(self, [...nodes].reverse())), watchers);
+  ok(watchesLeases(publisher("alone"), []), "an agent that sees no other watches");
+  ok(watchesLeases(publisher("x"), [publisher("y"), "external-provisioner"]));
+  const withNewcomer = watchesLeases(publisher("new"), nodes);
+  strictEqual(
+    nodes.filter((self) => watchesLeases(self, [...nodes, publisher("new")])).length,
+    withNewcomer ? 2 : 3,
+    "an agent not yet publishing counts itself in",
+  );
 });

@@ -1,6 +1,7 @@
 /**
- * The withdrawal loop: every few seconds, once both caches have synced, it
- * reads the Leases' view and every node's objects, asks decideWithdrawals,
+ * The withdrawal loop: every few seconds, once every node's objects are
+ * listed, it starts or stops the Lease watch (only a few agents watch); on a
+ * watcher, once the Leases are listed too, it asks decideWithdrawals,
  * reports the unattended nodes, and deletes the objects of those this agent
  * withdraws (each through the capacity client's budget, with its UID as
  * precondition, so that two agents never both count one object), then
@@ -9,7 +10,7 @@
 import type { Logger } from "../../log/logger.ts";
 import { sleep } from "../../runtime/sleep.ts";
 import type { AgentsLiveness, CapacityClient, EventRecorder, PublishedObjects } from "../ports.ts";
-import { decideWithdrawals, type Unattended, withdrawalEvent } from "./decide.ts";
+import { decideWithdrawals, type Unattended, watchesLeases, withdrawalEvent } from "./decide.ts";
 import type { WithdrawMetrics } from "./metrics.ts";
 
 /** What the loop is given. */
@@ -54,17 +55,24 @@ export class CapacityWithdrawer {
     }
   }
 
-  /** One round; nothing before both caches have synced. */
+  /** One round: the Lease watch started or stopped; nothing more before both caches have synced. */
   async check(signal: AbortSignal): Promise<void> {
     const { agents, objects } = this.#deps;
-    if (!agents.hasSynced() || !objects.hasSynced()) return;
-    const nowMs = (this.#deps.now ?? Date.now)();
+    if (!objects.hasSynced()) return;
+    const published = objects.list();
+    const watching = watchesLeases(this.#options.self, published.map((o) => o.publisher));
+    agents.watch(watching);
+    if (!watching) {
+      this.#unleasedSince = new Map();
+      this.#deps.metrics.unattended(new Map());
+    }
+    if (!watching || !agents.hasSynced()) return;
     const decision = decideWithdrawals({
-      nowMs,
+      nowMs: (this.#deps.now ?? Date.now)(),
       self: this.#options.self,
       withdrawAfterMs: this.#options.withdrawAfterMs,
       agents: agents.agents(),
-      objects: objects.list(),
+      objects: published,
       unleasedSince: this.#unleasedSince,
     });
     this.#unleasedSince = decision.unleasedSince;

@@ -3,6 +3,7 @@ import { quiet } from "../../../tests/fakes/logger.ts";
 import type { AgentSighting } from "../../liveness/view.ts";
 import type { EventRecord } from "../../model/events.ts";
 import type { PublishedCapacity } from "../../model/storage_capacity.ts";
+import { watchesLeases } from "./decide.ts";
 import { CapacityWithdrawer } from "./withdrawer.ts";
 
 const NOW = 1_000_000;
@@ -32,17 +33,26 @@ function object(node: string, className: string): PublishedCapacity {
 }
 
 /** A world of two agents: a alive (this one), b gone long ago. */
-function world(deleteResults: ("deleted" | "gone")[], synced = true) {
+function world(
+  deleteResults: ("deleted" | "gone")[],
+  options: { synced?: boolean; self?: string; others?: string[] } = {},
+) {
   const deleted: string[] = [];
+  const watched: boolean[] = [];
+  const others = (options.others ?? []).flatMap((node) => [object(node, "fast")]);
   const events: EventRecord[] = [];
   const counted: number[] = [];
   const unattended: [string, number][][] = [];
   const withdrawer = new CapacityWithdrawer({
     agents: {
+      watch: (on) => void watched.push(on),
       agents: () => [sighting("a", NOW + 1), sighting("b", 0)],
-      hasSynced: () => synced,
+      hasSynced: () => options.synced ?? true,
     },
-    objects: { list: () => [object("b", "fast"), object("b", "local")], hasSynced: () => true },
+    objects: {
+      list: () => [object("b", "fast"), object("b", "local"), ...others],
+      hasSynced: () => true,
+    },
     client: {
       delete: (target) => {
         deleted.push(target.name);
@@ -58,12 +68,12 @@ function world(deleteResults: ("deleted" | "gone")[], synced = true) {
     logger: quiet,
     now: () => NOW,
   }, {
-    self: "external-provisioner-a",
+    self: options.self ?? "external-provisioner-a",
     namespace: "csi",
     withdrawAfterMs: 1000,
     checkEveryMs: 1000,
   });
-  return { withdrawer, deleted, events, counted, unattended };
+  return { withdrawer, deleted, events, counted, unattended, watched };
 }
 
 Deno.test("CapacityWithdrawer: deletes the gone node's objects, one Event and the count", async () => {
@@ -87,8 +97,19 @@ Deno.test("CapacityWithdrawer: objects another agent deleted first are not count
 });
 
 Deno.test("CapacityWithdrawer: nothing before the caches have synced", async () => {
-  const w = world([], false);
+  const w = world([], { synced: false });
   await w.withdrawer.check(signal);
-  deepStrictEqual([w.deleted, w.unattended], [[], []]);
+  deepStrictEqual([w.deleted, w.unattended, w.watched], [[], [], [true]]);
   strictEqual(w.events.length, 0);
+});
+
+Deno.test("CapacityWithdrawer: an agent that is not one of the Leases' watchers neither watches nor acts", async () => {
+  const others = Array.from({ length: 12 }, (_, index) => `n${index}`);
+  const publishers = ["b", ...others].map((node) => `external-provisioner-${node}`);
+  const outsider = others.find((node) =>
+    !watchesLeases(`external-provisioner-${node}`, publishers)
+  )!;
+  const w = world([], { self: `external-provisioner-${outsider}`, others });
+  await w.withdrawer.check(signal);
+  deepStrictEqual([w.watched, w.deleted, w.unattended], [[false], [], [[]]]);
 });
