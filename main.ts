@@ -384,7 +384,8 @@ function watchPeers(agent: Agent, parts: { driver: DriverInfo; kube: KubeConnect
   });
   const logger = agent.logger.child({ component: "liveness" });
   const openLeases = () => kube.watchAgentLeases(driver.name);
-  const leases = startLiveness({ lease, openLeases, logger }, agent.life);
+  const lister = kube.agentLeases(driver.name);
+  const leases = startLiveness({ lease, openLeases, lister, logger }, agent.life);
   return { published: kube.watchPublishedCapacity(driver.name), leases };
 }
 

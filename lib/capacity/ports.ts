@@ -103,10 +103,14 @@ export interface PublishedObjects {
   hasSynced(): boolean;
 }
 
-/** The agents' liveness from their Leases (lib/liveness), seen only while watched. */
+/** The agents' liveness from their Leases (lib/liveness), seen in full only while watched. */
 export interface AgentsLiveness {
   /** Starts or stops the watch of the Leases. */
   watch(on: boolean): void;
   agents(): AgentSighting[];
   hasSynced(): boolean;
+  /** Of these agents, those known gone (from the watch, or else from the probes). */
+  gone(publishers: readonly string[], nowMs: number): Set<string>;
+  /** While not watching: reads these agents' Leases, at most once per renewal period. */
+  probe(publishers: readonly string[], signal: AbortSignal): Promise<void>;
 }

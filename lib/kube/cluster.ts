@@ -27,7 +27,7 @@ import type { Informer } from "./informer/informer.ts";
 import { InformerHealthSet } from "./informer/health.ts";
 import { createKubeRest, type KubeRest } from "./rest/client.ts";
 import { createSnapshotFinalizerInformer } from "./snapshots.ts";
-import { createLeaseCache, LeaseRenewals, type OwnLease } from "./leases.ts";
+import { createLeaseCache, LeaseRenewals, listAgentLeases, type OwnLease } from "./leases.ts";
 import type { AgentLease } from "../model/lease.ts";
 
 /** What the controllers are built on. */
@@ -47,6 +47,10 @@ export interface KubeConnection {
   >;
   /** Creates the informer of the Leases of a driver's agents in NAMESPACE (not started). */
   watchAgentLeases(driverName: string): Informer<AgentLease>;
+  /** Reads a few agents' Leases of a driver. */
+  agentLeases(driverName: string): {
+    list(publishers: readonly string[], signal: AbortSignal): Promise<AgentLease[]>;
+  };
   /** The renewals of this agent's own Lease. */
   ownLease(lease: Omit<OwnLease, "namespace">): LeaseRenewals;
   /** Creates the informer of every node's CSIStorageCapacity objects of a driver (not started). */
@@ -129,6 +133,10 @@ export async function connectKube(options: {
         logger: informerLogger,
         idleTimeoutMs,
       }),
+    agentLeases: (driverName) => ({
+      list: (publishers, signal) =>
+        listAgentLeases(rest, { namespace: config.namespace, driverName, publishers }, signal),
+    }),
     ownLease: (lease) => new LeaseRenewals(rest, { ...lease, namespace: config.namespace }),
     watchPublishedCapacity: (driverName) => {
       const cache = createPublishedCapacityCache(rest, {

@@ -70,6 +70,28 @@ export function createLeaseCache(
   });
 }
 
+/**
+ * The Leases of these agents (by managed-by value) of the driver: one list,
+ * served from kube-apiserver's watch cache (resourceVersion 0).
+ */
+export async function listAgentLeases(
+  rest: KubeRest,
+  target: { namespace: string; driverName: string; publishers: readonly string[] },
+  signal: AbortSignal,
+): Promise<AgentLease[]> {
+  const selector = `${DRIVER_NAME_LABEL}=${target.driverName},${MANAGED_BY_LABEL} in (${
+    target.publishers.join(",")
+  })`;
+  const list = await rest.request<{ items?: RawObject[] }>({
+    method: "GET",
+    path: leasesPath(target.namespace),
+    query: { labelSelector: selector, resourceVersion: "0" },
+    withoutManagedFields: true,
+    signal,
+  });
+  return (list.items ?? []).flatMap((raw) => trimAgentLease(raw) ?? []);
+}
+
 /** Which Lease an agent renews. */
 export interface OwnLease {
   namespace: string;

@@ -18,3 +18,9 @@ export interface LeaseInformer {
   hasSynced(): boolean;
   run(signal: AbortSignal): Promise<void>;
 }
+
+/** Reads the Leases of a few agents of the driver. */
+export interface LeaseLister {
+  /** By managed-by value; the agents without a Lease are missing from the answer. */
+  list(publishers: readonly string[], signal: AbortSignal): Promise<AgentLease[]>;
+}

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "../log/logger.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
-import type { LeaseInformer, LeaseRenewer } from "./ports.ts";
+import type { LeaseInformer, LeaseLister, LeaseRenewer } from "./ports.ts";
 import { renewLease } from "./renew.ts";
 import { LeaseWatch } from "./watch.ts";
 
@@ -14,6 +14,7 @@ export function startLiveness(
   parts: {
     lease: LeaseRenewer;
     openLeases: () => LeaseInformer;
+    lister: LeaseLister;
     logger: Logger;
     now?: () => number;
   },
@@ -26,7 +27,7 @@ export function startLiveness(
   );
   life.track(renewal, { name: "lease renewal" });
   return new LeaseWatch(
-    { open: parts.openLeases, now, logger: parts.logger },
+    { open: parts.openLeases, lister: parts.lister, now, logger: parts.logger },
     life.shutdown.signal,
   );
 }

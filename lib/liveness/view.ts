@@ -55,6 +55,11 @@ export class LivenessView {
     });
   }
 
+  /** The agent with this managed-by value, if it has a Lease. */
+  get(publisher: string): AgentSighting | undefined {
+    return this.#byPublisher.get(publisher);
+  }
+
   /** Every agent with a Lease, alive or not. */
   agents(): AgentSighting[] {
     return [...this.#byPublisher.values()];

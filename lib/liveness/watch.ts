@@ -1,13 +1,15 @@
 /**
  * The watch of the driver's Leases, run only while this agent is one of the
- * few that watch them (model/lease.ts LIVENESS_WATCHERS, chosen by rendezvous hashing over
- * the agents that publish capacity): every agent watching every Lease would
- * cost kube-apiserver one watch event per renewal per agent, N² over the
- * cluster. A watch started again lists afresh into a new view.
+ * few that watch them (model/lease.ts LIVENESS_WATCHERS, chosen by
+ * rendezvous hashing over the agents that publish capacity): every agent
+ * watching every Lease would cost kube-apiserver one watch event per renewal
+ * per agent, N² over the cluster. A watch started again lists afresh into a
+ * new view. The other agents read only the watchers' Leases (probe.ts).
  */
 import type { Logger } from "../log/logger.ts";
-import type { LeaseInformer } from "./ports.ts";
-import { type AgentSighting, LivenessView } from "./view.ts";
+import type { LeaseInformer, LeaseLister } from "./ports.ts";
+import { LeaseProbe } from "./probe.ts";
+import { type AgentSighting, isAlive, LivenessView } from "./view.ts";
 
 interface Running {
   informer: LeaseInformer;
@@ -21,13 +23,15 @@ export class LeaseWatch {
   readonly #now: () => number;
   readonly #logger: Logger;
   readonly #shutdown: AbortSignal;
+  readonly #probe: LeaseProbe;
   #running: Running | undefined;
 
   constructor(
-    deps: { open: () => LeaseInformer; now: () => number; logger: Logger },
+    deps: { open: () => LeaseInformer; lister: LeaseLister; now: () => number; logger: Logger },
     shutdown: AbortSignal,
   ) {
     this.#open = deps.open;
+    this.#probe = new LeaseProbe({ lister: deps.lister, now: deps.now });
     this.#now = deps.now;
     this.#logger = deps.logger;
     this.#shutdown = shutdown;
@@ -49,7 +53,26 @@ export class LeaseWatch {
     return this.#running?.informer.hasSynced() ?? false;
   }
 
+  /**
+   * Of `publishers`, those known gone: while watching, every one without a
+   * live Lease; else those the probes showed gone.
+   */
+  gone(publishers: readonly string[], nowMs: number): Set<string> {
+    const running = this.#running;
+    return new Set(publishers.filter((publisher) => {
+      if (running === undefined) return this.#probe.gone(publisher, nowMs);
+      const sighting = running.view.get(publisher);
+      return sighting === undefined || !isAlive(sighting, nowMs);
+    }));
+  }
+
+  /** While not watching: reads these agents' Leases (at most once per renewal period). */
+  async probe(publishers: readonly string[], signal: AbortSignal): Promise<void> {
+    if (this.#running === undefined) await this.#probe.probe(publishers, signal);
+  }
+
   #start(): void {
+    this.#probe.reset();
     const informer = this.#open();
     const view = new LivenessView(this.#now);
     informer.onChange((change) => view.observe(change));

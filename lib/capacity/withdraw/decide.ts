@@ -16,13 +16,20 @@ import { type AgentSighting, isAlive } from "../../liveness/view.ts";
 export const CAPACITY_WITHDRAWN = "CapacityWithdrawn";
 
 /**
- * Whether this agent watches the Leases: one of the LIVENESS_WATCHERS agents
+ * The agents that watch the Leases: the LIVENESS_WATCHERS agents that
  * rendezvous hashing ranks highest among those that publish capacity (and
- * itself). Only they can see who is gone, and only they act.
+ * this one), leaving out those known gone. Only they can see who is gone,
+ * and only they act.
  */
-export function watchesLeases(self: string, publishers: readonly string[]): boolean {
-  const agents = publishers.filter((publisher) => publisher !== MANAGED_BY_BASE);
-  return rendezvousTop(WATCHERS_KEY, [...agents, self], LIVENESS_WATCHERS).includes(self);
+export function livenessWatchers(
+  self: string,
+  publishers: readonly string[],
+  gone: ReadonlySet<string>,
+): string[] {
+  const agents = publishers.filter((publisher) =>
+    publisher !== MANAGED_BY_BASE && publisher !== self && !gone.has(publisher)
+  );
+  return rendezvousTop(WATCHERS_KEY, [...agents, self], LIVENESS_WATCHERS);
 }
 
 /** What the decision reads. */
@@ -32,6 +39,8 @@ export interface WithdrawInput {
   self: string;
   /** --capacity-withdraw-after; 0: nothing is withdrawn, the unattended nodes are only reported. */
   withdrawAfterMs: number;
+  /** livenessWatchers(): the agents that may act. */
+  watchers: readonly string[];
   agents: readonly AgentSighting[];
   /** The driver's objects in the namespace, of every node. */
   objects: readonly PublishedCapacity[];
@@ -63,7 +72,8 @@ export interface WithdrawDecision {
 export function decideWithdrawals(input: WithdrawInput): WithdrawDecision {
   const { nowMs } = input;
   const sightings = new Map(input.agents.map((agent) => [agent.publisher, agent]));
-  const live = input.agents.filter((agent) => isAlive(agent, nowMs)).map((a) => a.publisher);
+  const alive = new Set(input.agents.filter((a) => isAlive(a, nowMs)).map((a) => a.publisher));
+  const live = input.watchers.filter((watcher) => alive.has(watcher));
   const actsAtAll = input.withdrawAfterMs > 0 && live.includes(input.self);
   const unleasedSince = new Map<string, number>();
   const unattended: Unattended[] = [];

@@ -2,7 +2,12 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { AgentSighting } from "../../liveness/view.ts";
 import { rendezvous } from "../../model/rendezvous.ts";
 import type { PublishedCapacity } from "../../model/storage_capacity.ts";
-import { CAPACITY_WITHDRAWN, decideWithdrawals, watchesLeases, withdrawalEvent } from "./decide.ts";
+import {
+  CAPACITY_WITHDRAWN,
+  decideWithdrawals,
+  livenessWatchers,
+  withdrawalEvent,
+} from "./decide.ts";
 
 const MIN = 60_000;
 const NOW = 100 * MIN;
@@ -50,6 +55,7 @@ Deno.test("decideWithdrawals: who withdraws a gone agent's capacity, and when", 
     agents: AgentSighting[];
     objects: PublishedCapacity[];
     withdrawAfterMs?: number;
+    watchers?: string[];
     unleasedSince?: Map<string, number>;
     unattended: string[];
     withdraw: string[];
@@ -120,6 +126,15 @@ Deno.test("decideWithdrawals: who withdraws a gone agent's capacity, and when", 
       withdraw: [],
     },
     {
+      name: "a live agent that is not a watcher does not act",
+      self: chooser,
+      agents: [...live(...NODES), agent("d", NOW - AFTER)],
+      objects: [object("d")],
+      watchers: NODES.filter((node) => node !== chooser),
+      unattended: ["d"],
+      withdraw: [],
+    },
+    {
       name: "objects without a Lease, first seen now: reported, not withdrawn",
       self: chooser,
       agents: live(...NODES),
@@ -143,6 +158,7 @@ Deno.test("decideWithdrawals: who withdraws a gone agent's capacity, and when", 
         nowMs: NOW,
         self: publisher(c.self),
         withdrawAfterMs: c.withdrawAfterMs ?? AFTER,
+        watchers: (c.watchers ?? c.agents.map((sighting) => sighting.node)).map(publisher),
         agents: c.agents,
         objects: c.objects,
         unleasedSince: c.unleasedSince ?? new Map(),
@@ -159,11 +175,14 @@ Deno.test("decideWithdrawals: exactly one of the live agents withdraws each gone
   const agents = nodes.map((node) => agent(node, gone.includes(node) ? NOW - AFTER : NOW + MIN));
   const objects = gone.map((node) => object(node));
   const acting = new Map<string, string[]>();
+  const publishers = nodes.map(publisher);
+  const goneSet = new Set(gone.map(publisher));
   for (const self of nodes) {
     const decision = decideWithdrawals({
       nowMs: NOW,
       self: publisher(self),
       withdrawAfterMs: AFTER,
+      watchers: livenessWatchers(publisher(self), publishers, goneSet),
       agents,
       objects,
       unleasedSince: new Map(),
@@ -183,6 +202,7 @@ Deno.test("decideWithdrawals: keeps when objects without a Lease were first seen
     nowMs: NOW,
     self: publisher("a"),
     withdrawAfterMs: AFTER,
+    watchers: [publisher("a")],
     agents: live("a"),
     unleasedSince: new Map([[publisher("d"), NOW - MIN]]),
   };
@@ -229,17 +249,27 @@ Deno.test("withdrawalEvent: on the owner Node, else on the object; says who, sin
   ok(unowned.message.includes("of node d has no Lease"), unowned.message);
 });
 
-Deno.test("watchesLeases: three agents watch, whatever the order; upstream's central objects are no agent", () => {
+Deno.test("livenessWatchers: three, the same whatever the order, the next ones when some are gone", () => {
   const nodes = Array.from({ length: 30 }, (_, index) => publisher(`n${index}`));
-  const watchers = nodes.filter((self) => watchesLeases(self, nodes));
-  strictEqual(watchers.length, 3);
-  deepStrictEqual(nodes.filter((self) => watchesLeases(self, [...nodes].reverse())), watchers);
-  ok(watchesLeases(publisher("alone"), []), "an agent that sees no other watches");
-  ok(watchesLeases(publisher("x"), [publisher("y"), "external-provisioner"]));
-  const withNewcomer = watchesLeases(publisher("new"), nodes);
-  strictEqual(
-    nodes.filter((self) => watchesLeases(self, [...nodes, publisher("new")])).length,
-    withNewcomer ? 2 : 3,
-    "an agent not yet publishing counts itself in",
+  const watchersOf = (self: string, gone = new Set<string>()) =>
+    livenessWatchers(self, nodes, gone);
+  const top = watchersOf(nodes[0]!).includes(nodes[0]!)
+    ? watchersOf(nodes[1]!)
+    : watchersOf(nodes[0]!);
+  strictEqual(top.length, 3);
+  deepStrictEqual(nodes.filter((self) => watchersOf(self).includes(self)).sort(), [...top].sort());
+  deepStrictEqual(
+    livenessWatchers(nodes[5]!, [...nodes].reverse(), new Set()).sort(),
+    watchersOf(nodes[5]!).sort(),
+  );
+  const gone = new Set(top);
+  const next = nodes.filter((self) => !gone.has(self) && watchersOf(self, gone).includes(self));
+  strictEqual(next.length, 3, "the next three take over");
+  ok(next.every((self) => !top.includes(self)));
+  deepStrictEqual(livenessWatchers(publisher("alone"), [], new Set()), [publisher("alone")]);
+  deepStrictEqual(
+    livenessWatchers(publisher("x"), [publisher("x"), "external-provisioner"], new Set()),
+    [publisher("x")],
+    "upstream's central objects are no agent's",
   );
 });

@@ -1,7 +1,8 @@
 /**
  * The withdrawal loop: every few seconds, once every node's objects are
- * listed, it starts or stops the Lease watch (only a few agents watch); on a
- * watcher, once the Leases are listed too, it asks decideWithdrawals,
+ * listed, it starts or stops the Lease watch (only a few agents watch; the
+ * others read the watchers' Leases now and then, to take over when they are
+ * gone); on a watcher, once the Leases are listed too, it asks decideWithdrawals,
  * reports the unattended nodes, and deletes the objects of those this agent
  * withdraws (each through the capacity client's budget, with its UID as
  * precondition, so that two agents never both count one object), then
@@ -10,7 +11,7 @@
 import type { Logger } from "../../log/logger.ts";
 import { sleep } from "../../runtime/sleep.ts";
 import type { AgentsLiveness, CapacityClient, EventRecorder, PublishedObjects } from "../ports.ts";
-import { decideWithdrawals, type Unattended, watchesLeases, withdrawalEvent } from "./decide.ts";
+import { decideWithdrawals, livenessWatchers, type Unattended, withdrawalEvent } from "./decide.ts";
 import type { WithdrawMetrics } from "./metrics.ts";
 
 /** What the loop is given. */
@@ -60,17 +61,24 @@ export class CapacityWithdrawer {
     const { agents, objects } = this.#deps;
     if (!objects.hasSynced()) return;
     const published = objects.list();
-    const watching = watchesLeases(this.#options.self, published.map((o) => o.publisher));
+    const publishers = [...new Set(published.map((object) => object.publisher))];
+    const nowMs = (this.#deps.now ?? Date.now)();
+    const { self } = this.#options;
+    const watchers = livenessWatchers(self, publishers, agents.gone(publishers, nowMs));
+    const watching = watchers.includes(self);
     agents.watch(watching);
     if (!watching) {
       this.#unleasedSince = new Map();
       this.#deps.metrics.unattended(new Map());
+      await agents.probe(watchers, signal);
+      return;
     }
-    if (!watching || !agents.hasSynced()) return;
+    if (!agents.hasSynced()) return;
     const decision = decideWithdrawals({
-      nowMs: (this.#deps.now ?? Date.now)(),
-      self: this.#options.self,
+      nowMs,
+      self,
       withdrawAfterMs: this.#options.withdrawAfterMs,
+      watchers,
       agents: agents.agents(),
       objects: published,
       unleasedSince: this.#unleasedSince,

@@ -3,7 +3,7 @@ import { quiet } from "../../../tests/fakes/logger.ts";
 import type { AgentSighting } from "../../liveness/view.ts";
 import type { EventRecord } from "../../model/events.ts";
 import type { PublishedCapacity } from "../../model/storage_capacity.ts";
-import { watchesLeases } from "./decide.ts";
+import { livenessWatchers } from "./decide.ts";
 import { CapacityWithdrawer } from "./withdrawer.ts";
 
 const NOW = 1_000_000;
@@ -39,6 +39,7 @@ function world(
 ) {
   const deleted: string[] = [];
   const watched: boolean[] = [];
+  const probed: string[][] = [];
   const others = (options.others ?? []).flatMap((node) => [object(node, "fast")]);
   const events: EventRecord[] = [];
   const counted: number[] = [];
@@ -46,6 +47,11 @@ function world(
   const withdrawer = new CapacityWithdrawer({
     agents: {
       watch: (on) => void watched.push(on),
+      gone: () => new Set(),
+      probe: (publishers) => {
+        probed.push([...publishers]);
+        return Promise.resolve();
+      },
       agents: () => [sighting("a", NOW + 1), sighting("b", 0)],
       hasSynced: () => options.synced ?? true,
     },
@@ -73,7 +79,7 @@ function world(
     withdrawAfterMs: 1000,
     checkEveryMs: 1000,
   });
-  return { withdrawer, deleted, events, counted, unattended, watched };
+  return { withdrawer, deleted, events, counted, unattended, watched, probed };
 }
 
 Deno.test("CapacityWithdrawer: deletes the gone node's objects, one Event and the count", async () => {
@@ -103,13 +109,17 @@ Deno.test("CapacityWithdrawer: nothing before the caches have synced", async () 
   strictEqual(w.events.length, 0);
 });
 
-Deno.test("CapacityWithdrawer: an agent that is not one of the Leases' watchers neither watches nor acts", async () => {
+Deno.test("CapacityWithdrawer: an agent that is not one of the Leases' watchers reads theirs, and does not act", async () => {
   const others = Array.from({ length: 12 }, (_, index) => `n${index}`);
   const publishers = ["b", ...others].map((node) => `external-provisioner-${node}`);
   const outsider = others.find((node) =>
-    !watchesLeases(`external-provisioner-${node}`, publishers)
+    !livenessWatchers(`external-provisioner-${node}`, publishers, new Set()).includes(
+      `external-provisioner-${node}`,
+    )
   )!;
-  const w = world([], { self: `external-provisioner-${outsider}`, others });
+  const self = `external-provisioner-${outsider}`;
+  const w = world([], { self, others });
   await w.withdrawer.check(signal);
   deepStrictEqual([w.watched, w.deleted, w.unattended], [[false], [], [[]]]);
+  deepStrictEqual(w.probed, [livenessWatchers(self, publishers, new Set())]);
 });
