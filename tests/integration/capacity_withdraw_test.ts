@@ -1,9 +1,9 @@
 /**
  * Capacity withdrawn when a node's agent is gone, on the real control plane
- * with the hostpath driver and upstream's RBAC: three agents renew their
- * Leases; one is killed for good; once its Lease has expired and
- * --capacity-withdraw-after (20 s here) has passed, exactly one of the other
- * two deletes that node's CSIStorageCapacity objects (a Warning Event
+ * with the hostpath driver and upstream's RBAC: four agents renew their
+ * Leases (three watch them, the fourth reads the watchers'); one is killed for
+ * good; once its Lease has expired and --capacity-withdraw-after (20 s here)
+ * has passed, exactly one of the other three deletes that node's CSIStorageCapacity objects (a Warning Event
  * CapacityWithdrawn on the Node, the counter), and kube-scheduler no longer
  * places a WaitForFirstConsumer claim pinned to that node; the agent,
  * started again, publishes by itself and the claim is provisioned there.
@@ -17,7 +17,8 @@ import { ANN_SELECTED_NODE, DRIVER_NAME_LABEL } from "../../lib/model/keys.ts";
 import { capacitiesOf, metricValue, startCapacityAgents } from "./capacity_support.ts";
 import { scrape, step } from "./support.ts";
 
-const NODES = ["node-a", "node-b", "node-c"];
+const NODES = ["node-a", "node-b", "node-c", "node-d"];
+const OTHERS = NODES.filter((node) => node !== "node-c");
 const GONE = "node-c";
 const FAST = "csi-hostpath-fast";
 const ARGS = ["--capacity-owner-node", "--capacity-withdraw-after=20s"];
@@ -76,12 +77,14 @@ Deno.test("capacity withdrawn when a node's agent is gone, published again when 
       assert.equal(events[0]!.type, "Warning");
       assert.match(events[0]!.message ?? "", /node node-c has not renewed its Lease/);
       const counts = await Promise.all(
-        ["node-a", "node-b"].map(async (node) =>
-          metricValue(await scrape(agents.get(node)!), WITHDRAWN) ?? 0
-        ),
+        OTHERS.map(async (node) => metricValue(await scrape(agents.get(node)!), WITHDRAWN) ?? 0),
       );
-      assert.deepEqual(counts.sort(), [0, published], "exactly one agent withdrew, every object");
-      for (const node of ["node-a", "node-b"]) {
+      assert.deepEqual(
+        counts.sort(),
+        [0, 0, published],
+        "exactly one agent withdrew, every object",
+      );
+      for (const node of OTHERS) {
         assert.equal(
           (await capacitiesOf(cluster, node)).length,
           published,
