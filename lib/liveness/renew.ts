@@ -12,12 +12,19 @@ const FIRST_RETRY_MS = 1000;
 
 /** Renews until `signal` aborts. */
 export async function renewLease(
-  deps: { lease: LeaseRenewer; logger: Logger; now?: () => number; renewMs?: number },
+  deps: {
+    lease: LeaseRenewer;
+    logger: Logger;
+    now?: () => number;
+    renewMs?: number;
+    firstRetryMs?: number;
+  },
   signal: AbortSignal,
 ): Promise<void> {
   const now = deps.now ?? Date.now;
   const renewMs = deps.renewMs ?? LEASE_RENEW_MS;
-  let retryMs = FIRST_RETRY_MS;
+  const firstRetryMs = deps.firstRetryMs ?? FIRST_RETRY_MS;
+  let retryMs = firstRetryMs;
   let failing = false;
   while (!signal.aborted) {
     let waitMs = renewMs;
@@ -25,7 +32,7 @@ export async function renewLease(
       await deps.lease.renew(now(), signal);
       if (failing) deps.logger.info("Renewed this agent's Lease again");
       failing = false;
-      retryMs = FIRST_RETRY_MS;
+      retryMs = firstRetryMs;
     } catch (error) {
       if (signal.aborted) return;
       if (!failing) {
