@@ -32,10 +32,10 @@ export class LeaseProbe {
     this.#lastAtMs = -Infinity;
   }
 
-  /** Reads the Leases of `publishers`, at most once per renewal period. */
-  async probe(publishers: readonly string[], signal: AbortSignal): Promise<void> {
+  /** Reads the Leases of `publishers`, at most once per renewal period; true when it read. */
+  async probe(publishers: readonly string[], signal: AbortSignal): Promise<boolean> {
     const nowMs = this.#now();
-    if (publishers.length === 0 || nowMs - this.#lastAtMs < LEASE_RENEW_MS) return;
+    if (publishers.length === 0 || nowMs - this.#lastAtMs < LEASE_RENEW_MS) return false;
     this.#lastAtMs = nowMs;
     const found = new Map(
       (await this.#lister.list(publishers, signal)).map((lease) => [lease.publisher, lease]),
@@ -53,6 +53,7 @@ export class LeaseProbe {
       this.#view.observe({ old: before, new: lease });
       this.#leases.set(publisher, lease);
     }
+    return true;
   }
 
   /** Whether the reads showed the agent gone (never, for one not read yet). */

@@ -68,7 +68,10 @@ export class LeaseWatch {
 
   /** While not watching: reads these agents' Leases (at most once per renewal period). */
   async probe(publishers: readonly string[], signal: AbortSignal): Promise<void> {
-    if (this.#running === undefined) await this.#probe.probe(publishers, signal);
+    if (this.#running !== undefined) return;
+    if (await this.#probe.probe(publishers, signal)) {
+      this.#logger.debug({ watchers: publishers.join(",") }, "Read the Lease watchers' Leases");
+    }
   }
 
   #start(): void {

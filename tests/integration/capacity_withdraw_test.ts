@@ -1,9 +1,10 @@
 /**
  * Capacity withdrawn when a node's agent is gone, on the real control plane
  * with the hostpath driver and upstream's RBAC: four agents renew their
- * Leases (three watch them, the fourth reads the watchers'); one is killed for
- * good; once its Lease has expired and --capacity-withdraw-after (20 s here)
- * has passed, exactly one of the other three deletes that node's CSIStorageCapacity objects (a Warning Event
+ * Leases (three watch them, the fourth reads the watchers'); a watcher is
+ * killed for good and the fourth takes its place; once the Lease has expired
+ * and --capacity-withdraw-after (20 s here) has passed, exactly one of the
+ * other three deletes that node's CSIStorageCapacity objects (a Warning Event
  * CapacityWithdrawn on the Node, the counter), and kube-scheduler no longer
  * places a WaitForFirstConsumer claim pinned to that node; the agent,
  * started again, publishes by itself and the claim is provisioned there.
@@ -18,8 +19,9 @@ import { capacitiesOf, metricValue, startCapacityAgents } from "./capacity_suppo
 import { scrape, step } from "./support.ts";
 
 const NODES = ["node-a", "node-b", "node-c", "node-d"];
-const OTHERS = NODES.filter((node) => node !== "node-c");
-const GONE = "node-c";
+/** One of the three that watch the Leases (node-d, node-a, node-b): node-c, which reads theirs, takes over. */
+const GONE = "node-a";
+const OTHERS = NODES.filter((node) => node !== GONE);
 const FAST = "csi-hostpath-fast";
 const ARGS = ["--capacity-owner-node", "--capacity-withdraw-after=20s"];
 const WITHDRAWN = "csi_node_provisioner_capacity_withdrawn_total";
@@ -55,7 +57,7 @@ Deno.test("capacity withdrawn when a node's agent is gone, published again when 
     async () => {
       assert.deepEqual(await leaseHolders(cluster), NODES);
       published = (await capacitiesOf(cluster, GONE)).length;
-      assert.ok(published > 0, "node-c publishes capacity");
+      assert.ok(published > 0, "node-a publishes capacity");
     },
   );
 
@@ -66,16 +68,17 @@ Deno.test("capacity withdrawn when a node's agent is gone, published again when 
     async () => {
       await cluster.node(GONE).agent!.kill();
       await waitFor(async () => (await capacitiesOf(cluster, GONE)).length === 0, {
-        description: "node-c's CSIStorageCapacity objects deleted",
-        timeoutMs: 150_000,
+        description: "node-a's CSIStorageCapacity objects deleted",
+        // Lease expiry (60 s), node-c's reads (30 s), its fresh view (60 s), the grace (20 s).
+        timeoutMs: 240_000,
       });
       const events = await waitFor(async () => {
         const found = await withdrawalEvents(cluster, GONE);
         return found.length > 0 ? found : undefined;
-      }, { description: "a CapacityWithdrawn Event on Node node-c", timeoutMs: 10_000 });
+      }, { description: "a CapacityWithdrawn Event on Node node-a", timeoutMs: 10_000 });
       assert.equal(events.length, 1, JSON.stringify(events.map((event) => event.message)));
       assert.equal(events[0]!.type, "Warning");
-      assert.match(events[0]!.message ?? "", /node node-c has not renewed its Lease/);
+      assert.match(events[0]!.message ?? "", /node node-a has not renewed its Lease/);
       const counts = await Promise.all(
         OTHERS.map(async (node) => metricValue(await scrape(agents.get(node)!), WITHDRAWN) ?? 0),
       );
@@ -100,7 +103,7 @@ Deno.test("capacity withdrawn when a node's agent is gone, published again when 
     "kube-scheduler no longer places a claim pinned to that node",
     async () => {
       await createClaimAndPod(cluster.admin, WORKLOADS, {
-        name: "on-c",
+        name: "on-a",
         storageClass: FAST,
         size: "1Gi",
         node: GONE,
@@ -108,13 +111,13 @@ Deno.test("capacity withdrawn when a node's agent is gone, published again when 
       await waitFor(async () => {
         const events = await cluster.admin.core.listNamespacedEvent({
           namespace: WORKLOADS,
-          fieldSelector: "involvedObject.kind=Pod,involvedObject.name=on-c,reason=FailedScheduling",
+          fieldSelector: "involvedObject.kind=Pod,involvedObject.name=on-a,reason=FailedScheduling",
         });
         return events.items.some((event) => /enough free storage/.test(event.message ?? ""));
       }, { description: "FailedScheduling for lack of storage", timeoutMs: 30_000 });
       const claim = await cluster.admin.core.readNamespacedPersistentVolumeClaim({
         namespace: WORKLOADS,
-        name: "on-c",
+        name: "on-a",
       });
       assert.equal(claim.metadata?.annotations?.[ANN_SELECTED_NODE], undefined);
     },
@@ -127,17 +130,23 @@ Deno.test("capacity withdrawn when a node's agent is gone, published again when 
     async () => {
       await cluster.node(GONE).agent!.restart();
       await waitFor(async () => (await capacitiesOf(cluster, GONE)).length === published, {
-        description: "node-c's capacity published again",
+        description: "node-a's capacity published again",
         timeoutMs: 60_000,
       });
       assert.deepEqual(await leaseHolders(cluster), NODES);
       await waitForClaim(
         cluster.admin,
-        { namespace: WORKLOADS, name: "on-c" },
+        { namespace: WORKLOADS, name: "on-a" },
         (claim) => claim.status?.phase === "Bound",
         { description: "claim Bound", timeoutMs: 120_000 },
       );
       assert.equal((await withdrawalEvents(cluster, GONE)).length, 1, "withdrawn once only");
+      const logs = await Promise.all(
+        NODES.map((node) => Deno.readTextFile(cluster.node(node).agent!.logFile)),
+      );
+      const reads = logs.map((log) => log.includes("Read the Lease watchers' Leases"));
+      assert.deepEqual(reads, [false, false, true, false], "node-c read the watchers' Leases");
+      assert.ok(logs.every((log) => !log.includes("Cannot withdraw")), "and no check failed");
     },
   );
 });
