@@ -1,6 +1,6 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
-import { LeaseRenewals, trimAgentLease } from "./leases.ts";
+import { LeaseRenewals, listAgentLeases, trimAgentLease } from "./leases.ts";
 import { apiError } from "./rest/types.ts";
 
 const signal = new AbortController().signal;
@@ -91,4 +91,29 @@ Deno.test("LeaseRenewals: after a conflict it reads the Lease again before the n
   };
   strictEqual(put.spec.holderIdentity, "node-a");
   deepStrictEqual(put.metadata.labels, LABELS, "the labels the agents select by are set");
+});
+
+Deno.test("listAgentLeases: one list of the named agents' Leases, from the watch cache", async () => {
+  const raw = {
+    metadata: { name: "lease-a", resourceVersion: "7", labels: LABELS },
+    spec: { holderIdentity: "node-a", leaseDurationSeconds: 60, renewTime: "t" },
+  };
+  const rest = recordingRest([{ items: [raw, { metadata: { name: "other" } }] }]);
+  const publishers = ["external-provisioner-node-a", "external-provisioner-node-b"];
+  const found = await listAgentLeases(
+    rest,
+    { namespace: "csi", driverName: "hostpath.csi.k8s.io", publishers },
+    signal,
+  );
+  deepStrictEqual(found.map((lease) => lease.node), ["node-a"]);
+  const [request] = rest.requests;
+  deepStrictEqual([request!.method, request!.path, request!.query], [
+    "GET",
+    PATH,
+    {
+      labelSelector:
+        "csi.storage.k8s.io/drivername=hostpath.csi.k8s.io,csi.storage.k8s.io/managed-by in (external-provisioner-node-a,external-provisioner-node-b)",
+      resourceVersion: "0",
+    },
+  ]);
 });
