@@ -1,7 +1,8 @@
 /**
  * The withdrawal's metrics: what this agent withdrew, and which nodes it
- * sees with capacity objects but no live agent. Every live agent reports the
- * same nodes, so that the alert needs no particular agent to be up.
+ * sees with capacity objects but no live agent. Each of the agents that
+ * watch the Leases reports the same nodes, so that the alert needs no
+ * particular agent to be up.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
 
@@ -23,7 +24,7 @@ export function createWithdrawMetrics(registry: Registry): WithdrawMetrics {
   const unattended = new Gauge({
     name: "csi_node_provisioner_capacity_without_live_agent",
     help:
-      "CSIStorageCapacity objects of the driver, by the node they publish for (agent_node), whose agent is not alive (its Lease expired or missing), as this agent sees them: the scheduler may still send claims there. Every live agent reports the same.",
+      "CSIStorageCapacity objects of the driver, by the node they publish for (agent_node), whose agent is not alive (its Lease expired or missing), as the three agents that watch the Leases see them (the others report none): the scheduler may still send claims there.",
     labelNames: ["agent_node"] as const,
     registers: [registry],
   });
