@@ -15,6 +15,9 @@ import { startProtection } from "./lib/clone/start.ts";
 import type { CapacityPublisher } from "./lib/capacity/publish/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/publish/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
+import { startLiveness } from "./lib/liveness/start.ts";
+import type { LeaseWatch } from "./lib/liveness/watch.ts";
+import { LEASE_DURATION_SECONDS, leaseLabels, leaseName } from "./lib/model/lease.ts";
 import { parseConfig } from "./lib/config/config.ts";
 import { problemsText } from "./lib/config/help.ts";
 import type { Config } from "./lib/config/types.ts";
@@ -226,14 +229,17 @@ async function startControllers(
   const kube = await connectCluster(agent, options);
   const queues = createWorkQueueMetrics(agent.metrics.registry);
   let csi: CsiCaller = agent.connection;
-  if (config.enableCapacity) {
-    csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues }));
+  // Every node's CSIStorageCapacity objects of the driver and the agents' Leases: the
+  // withdrawal of a gone agent's capacity reads them, the Immediate binding race the first.
+  const peers = config.enableCapacity ? watchPeers(agent, { driver, kube }) : undefined;
+  if (peers !== undefined) {
+    csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues, peers }));
   }
-  // Every node's CSIStorageCapacity objects of the driver, for the Immediate binding race.
-  const published = readsPublishedCapacity(config)
-    ? kube.watchPublishedCapacity(driver.name)
-    : undefined;
-  const caches = [...Object.values(kube.informers), ...(published ? [published.informer] : [])];
+  const published = readsPublishedCapacity(config) ? peers?.published : undefined;
+  const caches = [
+    ...Object.values(kube.informers),
+    ...(peers ? [peers.published.informer] : []),
+  ];
   const work = await registerControllers(agent, {
     driver,
     kube,
@@ -360,12 +366,35 @@ function startupCall(agent: Agent): StartupCall {
   });
 }
 
+/** The other agents of the driver: their capacity objects and Leases; this agent's Lease renewed. */
+interface Peers {
+  published: PublishedCapacityCache;
+  leases: LeaseWatch;
+}
+
+/** Creates the peers' informer and Lease watch (not started) and starts renewing this agent's Lease. */
+function watchPeers(agent: Agent, parts: { driver: DriverInfo; kube: KubeConnection }): Peers {
+  const { kube, driver } = parts;
+  const { nodeName } = agent.config;
+  const lease = kube.ownLease({
+    name: leaseName(driver.name, nodeName),
+    labels: leaseLabels(driver.name, nodeName),
+    holder: nodeName,
+    durationSeconds: LEASE_DURATION_SECONDS,
+  });
+  const logger = agent.logger.child({ component: "liveness" });
+  const openLeases = () => kube.watchAgentLeases(driver.name);
+  const lister = kube.agentLeases(driver.name);
+  const leases = startLiveness({ lease, openLeases, lister, logger }, agent.life);
+  return { published: kube.watchPublishedCapacity(driver.name), leases };
+}
+
 /** The capacity publisher (--enable-capacity), with its own client for writes. */
 function startPublisher(
   agent: Agent,
-  parts: { driver: DriverInfo; kube: KubeConnection; queues: WorkQueueMetrics },
+  parts: { driver: DriverInfo; kube: KubeConnection; queues: WorkQueueMetrics; peers: Peers },
 ): Promise<CapacityPublisher> {
-  const { kube } = parts;
+  const { kube, peers } = parts;
   const options = capacityOptions(agent.config, parts.driver);
   const logger = agent.logger.child({ component: "capacity" });
   const userAgent = `${PROGRAM}/${VERSION} capacity`;
@@ -384,6 +413,15 @@ function startPublisher(
     readiness: agent.readiness,
     bounds: agent.bounds,
     events: kube.events,
+    withdrawal: {
+      agents: peers.leases,
+      objects: {
+        list: () => peers.published.informer.list(),
+        hasSynced: () => peers.published.informer.hasSynced(),
+      },
+      withdrawAfterMs: agent.config.capacityWithdrawAfterMs,
+      events: kube.events,
+    },
     logger,
   }, agent.life);
 }

@@ -38,6 +38,7 @@ const LAYERS: Record<string, number> = {
   http: 4,
   secrets: 4,
   topology: 4,
+  liveness: 4,
   capacity: 5,
   clone: 5,
   delete: 5,
@@ -55,6 +56,7 @@ const DECISIONS = new Set([
   "lib/delete/decide.ts",
   "lib/capacity/plan/plan.ts",
   "lib/capacity/plan/desired.ts",
+  "lib/capacity/withdraw/decide.ts",
   "lib/clone/decide.ts",
 ]);
 const PATHS = ["provision", "delete", "capacity", "clone"];

@@ -9,8 +9,10 @@ import type { GetCapacityRequest, GetCapacityResponse } from "../csi/types.ts";
 import type { CacheChange } from "../kube/informer/informer.ts";
 import type { EventRecord } from "../model/events.ts";
 import type { ObjectIdentity, ObjectRef, OwnerReference, StorageClass } from "../model/objects.ts";
+import type { AgentSighting } from "../liveness/view.ts";
 import type {
   NewStorageCapacity,
+  PublishedCapacity,
   StorageCapacity,
   StorageCapacityChange,
 } from "../model/storage_capacity.ts";
@@ -93,4 +95,22 @@ export type OwnerReads = Pick<CapacityStartReads, "readObject" | "readNodeUid">;
 /** Records Events (written in the background, never holding up the caller). */
 export interface EventRecorder {
   record(event: EventRecord): void;
+}
+
+/** Every node's objects of the driver in NAMESPACE (the withdrawal's informer, run by main.ts). */
+export interface PublishedObjects {
+  list(): PublishedCapacity[];
+  hasSynced(): boolean;
+}
+
+/** The agents' liveness from their Leases (lib/liveness), seen in full only while watched. */
+export interface AgentsLiveness {
+  /** Starts or stops the watch of the Leases. */
+  watch(on: boolean): void;
+  agents(): AgentSighting[];
+  hasSynced(): boolean;
+  /** Of these agents, those known gone (from the watch, or else from the probes). */
+  gone(publishers: readonly string[], nowMs: number): Set<string>;
+  /** While not watching: reads these agents' Leases, at most once per renewal period. */
+  probe(publishers: readonly string[], signal: AbortSignal): Promise<void>;
 }

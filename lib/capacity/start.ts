@@ -24,7 +24,10 @@ import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import { createCapacityMetrics } from "./metrics.ts";
 import { CAPACITY_API_MISSING, type CapacityOptions } from "./options.ts";
 import { type OwnerChoice, resolveOwner } from "./owner_lookup.ts";
+import { MANAGED_BY_LABEL } from "../model/keys.ts";
+import { startWithdrawal } from "./withdraw/start.ts";
 import type {
+  AgentsLiveness,
   CapacityClient,
   CapacityCsi,
   CapacityObjects,
@@ -33,6 +36,7 @@ import type {
   ClassLookup,
   EventRecorder,
   OwnerReads,
+  PublishedObjects,
   Readiness,
   StartupCall,
   WatchedCache,
@@ -68,6 +72,13 @@ interface CapacityParts {
   bounds?: BoundFactory;
   /** Where a second agent writing this node's objects is reported. */
   events?: EventRecorder;
+  /** The withdrawal of gone agents' capacity, through the same client. */
+  withdrawal?: {
+    agents: AgentsLiveness;
+    objects: PublishedObjects;
+    withdrawAfterMs: number;
+    events: EventRecorder;
+  };
   logger: Logger;
 }
 
@@ -129,6 +140,14 @@ export async function startCapacity(
     pollIntervalMs: options.pollIntervalMs,
   });
   life.track(publisher.run(signal));
+  if (parts.withdrawal !== undefined) {
+    const { withdrawAfterMs, ...ports } = parts.withdrawal;
+    startWithdrawal(
+      { ...ports, client, registry: parts.registry, logger },
+      { self: options.labels[MANAGED_BY_LABEL]!, namespace: options.namespace, withdrawAfterMs },
+      life,
+    );
+  }
   return publisher;
 }
 

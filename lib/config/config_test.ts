@@ -277,3 +277,12 @@ Deno.test("parseConfig() reads --watch-idle-timeout and --readiness-window (defa
     "--readiness-window must be a positive duration, got 0ms",
   ]);
 });
+
+Deno.test("parseConfig() reads --capacity-withdraw-after (default 5m, 0 disables, negative refused)", () => {
+  strictEqual(run(parseConfig(BASE, NODE_ENV)).capacityWithdrawAfterMs, 300_000);
+  const off = run(parseConfig([...BASE, "--capacity-withdraw-after=0"], NODE_ENV));
+  strictEqual(off.capacityWithdrawAfterMs, 0);
+  deepStrictEqual(problems(parseConfig([...BASE, "--capacity-withdraw-after=-1s"], NODE_ENV)), [
+    "--capacity-withdraw-after must not be negative (0 disables it), got -1000ms",
+  ]);
+});

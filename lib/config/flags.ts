@@ -193,6 +193,13 @@ const PROVISIONER: Row[] = [
     "How often all capacities are polled with GetCapacity.",
   ],
   [
+    "capacity-withdraw-after",
+    "duration",
+    "5m0s",
+    "capacityWithdrawAfterMs",
+    "(csi-node-provisioner only) With --enable-capacity: when a node's agent has not been alive for this long (its Lease in NAMESPACE, renewed every 30s, expired, or missing while the node has CSIStorageCapacity objects of the driver), one live agent deletes that node's CSIStorageCapacity objects, so that the scheduler stops sending claims there, with a Warning Event CapacityWithdrawn; the agent publishes them again when it is back. 0 disables the withdrawal (the metric of such nodes is still reported).",
+  ],
+  [
     "capacity-ownerref-level",
     "int",
     "1",

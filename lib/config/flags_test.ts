@@ -60,6 +60,7 @@ const UPSTREAM_FLAGS = [
 // Flags this agent adds; each says so at the start of its usage text.
 const AGENT_ADDITIONS = [
   "capacity-owner-node",
+  "capacity-withdraw-after",
   "journal-path",
   "journal-dump",
   "watch-idle-timeout",

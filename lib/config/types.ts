@@ -28,6 +28,7 @@ export interface Config {
   enableCapacity: boolean;
   capacityForImmediateBinding: boolean;
   capacityPollIntervalMs: number;
+  capacityWithdrawAfterMs: number;
   /** -1 none, 0 the pod, 1 the pod's controller, 2 that controller's controller. */
   capacityOwnerrefLevel: number;
   /** This agent's addition: the Node owns the capacity objects (wins over the level). */

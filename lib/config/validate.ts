@@ -59,6 +59,10 @@ const CHECKS: Check[] = [
       ? "--node-deployment-max-delay must not be shorter than --node-deployment-base-delay"
       : undefined,
   (c) =>
+    c.capacityWithdrawAfterMs < 0
+      ? `--capacity-withdraw-after must not be negative (0 disables it), got ${c.capacityWithdrawAfterMs}ms`
+      : undefined,
+  (c) =>
     c.snapshotOrphanSweepIntervalMs < 0
       ? "--snapshot-orphan-sweep-interval must not be negative"
       : undefined,

@@ -27,6 +27,8 @@ import type { Informer } from "./informer/informer.ts";
 import { InformerHealthSet } from "./informer/health.ts";
 import { createKubeRest, type KubeRest } from "./rest/client.ts";
 import { createSnapshotFinalizerInformer } from "./snapshots.ts";
+import { createLeaseCache, LeaseRenewals, listAgentLeases, type OwnLease } from "./leases.ts";
+import type { AgentLease } from "../model/lease.ts";
 
 /** What the controllers are built on. */
 export interface KubeConnection {
@@ -43,6 +45,14 @@ export interface KubeConnection {
   watchCapacity(options: { namespace: string; labelSelector: string; logger: Logger }): Informer<
     StorageCapacity
   >;
+  /** Creates the informer of the Leases of a driver's agents in NAMESPACE (not started). */
+  watchAgentLeases(driverName: string): Informer<AgentLease>;
+  /** Reads a few agents' Leases of a driver. */
+  agentLeases(driverName: string): {
+    list(publishers: readonly string[], signal: AbortSignal): Promise<AgentLease[]>;
+  };
+  /** The renewals of this agent's own Lease. */
+  ownLease(lease: Omit<OwnLease, "namespace">): LeaseRenewals;
   /** Creates the informer of every node's CSIStorageCapacity objects of a driver (not started). */
   watchPublishedCapacity(driverName: string): PublishedCapacityCache;
   /** Creates the informer of VolumeSnapshots with the source-protection finalizer (not started). */
@@ -114,6 +124,20 @@ export async function connectKube(options: {
       informerHealth.add(informer);
       return informer;
     },
+    // Not in informerHealth: it runs only on the few agents that watch the Leases, and
+    // stops when another agent takes over; readiness must not wait for it.
+    watchAgentLeases: (driverName) =>
+      createLeaseCache(rest, {
+        namespace: config.namespace,
+        driverName,
+        logger: informerLogger,
+        idleTimeoutMs,
+      }),
+    agentLeases: (driverName) => ({
+      list: (publishers, signal) =>
+        listAgentLeases(rest, { namespace: config.namespace, driverName, publishers }, signal),
+    }),
+    ownLease: (lease) => new LeaseRenewals(rest, { ...lease, namespace: config.namespace }),
     watchPublishedCapacity: (driverName) => {
       const cache = createPublishedCapacityCache(rest, {
         namespace: config.namespace,

@@ -59,6 +59,8 @@ export function trimPublishedCapacity(raw: RawObject): PublishedCapacity | undef
   if (publisher === undefined || source.metadata.deletionTimestamp !== undefined) return undefined;
   const published: PublishedCapacity = {
     publisher,
+    name: source.metadata.name,
+    uid: source.metadata.uid,
     resourceVersion: source.metadata.resourceVersion,
     storageClassName: source.storageClassName,
     segment: { ...source.nodeTopology?.matchLabels },
@@ -66,6 +68,10 @@ export function trimPublishedCapacity(raw: RawObject): PublishedCapacity | undef
   };
   const maximum = bytesOf(source.maximumVolumeSize);
   if (maximum !== undefined) published.maximumVolumeSizeBytes = maximum;
+  const owner = source.metadata.ownerReferences?.find((reference) =>
+    reference.controller === true && reference.kind === "Node" && reference.apiVersion === "v1"
+  );
+  if (owner !== undefined) published.ownerNode = { name: owner.name, uid: owner.uid };
   return published;
 }
 

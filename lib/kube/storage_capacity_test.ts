@@ -128,7 +128,9 @@ Deno.test("trimPublishedCapacity keeps who published what for which class, in by
         "csi.storage.k8s.io/drivername": "hostpath.csi.k8s.io",
         "csi.storage.k8s.io/managed-by": "external-provisioner-node-c",
       },
-      ownerReferences: [{ apiVersion: "v1", kind: "Node", name: "node-c", uid: "n" }],
+      ownerReferences: [
+        { apiVersion: "v1", kind: "Node", name: "node-c", uid: "n", controller: true },
+      ],
       managedFields: [{ manager: "x" }],
     },
     storageClassName: "local",
@@ -138,7 +140,10 @@ Deno.test("trimPublishedCapacity keeps who published what for which class, in by
   };
   deepStrictEqual(trimPublishedCapacity(raw), {
     publisher: "external-provisioner-node-c",
+    name: "csisc-1",
+    uid: "u1",
     resourceVersion: "9",
+    ownerNode: { name: "node-c", uid: "n" },
     storageClassName: "local",
     segment: { "topology.hostpath.csi/node": "node-c" },
     capacityBytes: 3n * 1024n ** 3n,

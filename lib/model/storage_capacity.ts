@@ -53,7 +53,11 @@ export interface StorageCapacityChange {
 export interface PublishedCapacity {
   /** The csi.storage.k8s.io/managed-by label: one value per publishing agent. */
   publisher: string;
+  name: string;
+  uid: string;
   resourceVersion: string;
+  /** The Node that owns it (--capacity-owner-node), if one does. */
+  ownerNode?: { name: string; uid: string };
   storageClassName: string;
   /** nodeTopology.matchLabels: the publisher's topology segment. */
   segment: Record<string, string>;

@@ -70,10 +70,12 @@ Deno.test("every rule of deploy/rbac.yaml says why it is granted", async () => {
   for (const rule of rules) {
     ok(rule.comment.length > 20, `${rule.role} ${rule.resources} has no comment`);
   }
-  // Granting update (PUT) or wildcards would defeat least privilege.
+  // Granting update (PUT) or wildcards would defeat least privilege. The agents' Leases are
+  // replaced, within upstream's grant on leases, so that upstream's RBAC keeps working.
   for (const rule of rules) {
     ok(!rule.verbs.includes("*") && !rule.resources.includes("*"), `${rule.resources}: wildcard`);
-    ok(!rule.verbs.includes("update"), `${rule.resources}: update is never used`);
+    const leases = rule.resources.length === 1 && rule.resources[0] === "leases";
+    ok(leases || !rule.verbs.includes("update"), `${rule.resources}: update is never used`);
   }
   ok(!rules.some((rule) => rule.resources.includes("secrets")), "Secrets are not granted");
 });

@@ -177,6 +177,8 @@ export function publisherOf(node: string): string {
 export function publish(world: RaceWorld, node: string, bytes: bigint): void {
   world.published.push({
     publisher: publisherOf(node),
+    name: `csisc-${node}`,
+    uid: `uid-${node}`,
     resourceVersion: "1",
     storageClassName: world.storageClass.metadata.name,
     segment: { [TOPOLOGY_KEY]: node },

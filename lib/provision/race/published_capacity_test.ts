@@ -6,9 +6,9 @@ import {
   offeredBytes,
   ownDeclineMessage,
   publishers,
-  rendezvous,
   summarizeUnplaceable,
 } from "./published_capacity.ts";
+import { rendezvous } from "../../model/rendezvous.ts";
 import { TOPOLOGY_KEY } from "../../../tests/builders/provision.ts";
 
 const GI = 1024n ** 3n;
@@ -16,6 +16,8 @@ const GI = 1024n ** 3n;
 function published(node: string, gi: number, extra: Partial<PublishedCapacity> = {}) {
   return {
     publisher: `external-provisioner-${node}`,
+    name: `csisc-${node}`,
+    uid: `uid-${node}`,
     resourceVersion: "1",
     storageClassName: "local",
     segment: { [TOPOLOGY_KEY]: node },
@@ -49,27 +51,6 @@ Deno.test("publishers: one per agent, a duplicate object counts with its larger 
     ["external-provisioner-a", 3n * GI],
     ["external-provisioner-b", 5n * GI],
   ]);
-});
-
-Deno.test("rendezvous: every agent picks the same candidate, spread evenly, and a leaving candidate moves only its keys", () => {
-  const nodes = Array.from({ length: 10 }, (_, index) => `node-${index}`);
-  const keys = Array.from({ length: 5000 }, (_, index) => `uid-${index}-${index * 7919}`);
-  const wins = new Map<string, number>();
-  for (const key of keys) {
-    const chosen = rendezvous(key, nodes)!;
-    strictEqual(rendezvous(key, [...nodes].reverse()), chosen, "order does not matter");
-    wins.set(chosen, (wins.get(chosen) ?? 0) + 1);
-  }
-  for (const node of nodes) {
-    const count = wins.get(node) ?? 0;
-    ok(count > 380 && count < 620, `${node} won ${count} of 5000 (expected about 500)`);
-  }
-  const without = nodes.filter((node) => node !== "node-3");
-  for (const key of keys) {
-    const before = rendezvous(key, nodes);
-    if (before !== "node-3") strictEqual(rendezvous(key, without), before);
-  }
-  strictEqual(rendezvous("k", []), undefined);
 });
 
 Deno.test("summarizeUnplaceable: nobody fits, so one reporter and the largest free space", () => {
