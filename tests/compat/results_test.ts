@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { type CompatRun, parseDenoTest, renderRun } from "./results.ts";
+
+// deno test's output (NO_COLOR) for a file with a failing step, a passing test and an ignored one.
+const FAILED_OUTPUT = `running 3 tests from ./x_test.ts
+outer ...
+  good ... ok (0ms)
+  bad ... FAILED (1ms)
+outer ... FAILED (due to 1 failed step) (4ms)
+fine ... ok (90µs)
+skipped ... ignored (0ms)
+
+ ERRORS 
+
+outer ... bad => ./x_test.ts:3:11
+error: Error: boom
+
+ FAILURES 
+
+outer ... bad => ./x_test.ts:3:11
+
+FAILED | 1 passed (1 step) | 1 failed (1 step) | 1 ignored (21ms)
+
+error: Test failed
+`;
+
+const PASSED_OUTPUT = `running 1 test from ./tests/integration/provision_test.ts
+provision ... ok (12s)
+
+ok | 1 passed (7 steps) | 0 failed (13s)
+`;
+
+Deno.test("a failed file: counts of tests and steps, and the failed step's name", () => {
+  const suite = parseDenoTest("x_test.ts", FAILED_OUTPUT, false, 2.4);
+  assert.deepEqual(suite, {
+    file: "x_test.ts",
+    outcome: "failed",
+    passed: 1,
+    failed: 1,
+    ignored: 1,
+    passedSteps: 1,
+    failedSteps: 1,
+    failures: ["outer ... bad"],
+    seconds: 2,
+  });
+});
+
+Deno.test("a passed file; and one without a summary (a type error) is an error", () => {
+  const passed = parseDenoTest("p_test.ts", PASSED_OUTPUT, true, 13);
+  assert.equal(passed.outcome, "passed");
+  assert.equal(passed.passedSteps, 7);
+  assert.deepEqual(passed.failures, []);
+  const broken = parseDenoTest("p_test.ts", "error: TS2345 [ERROR]: ...\n", false, 1);
+  assert.equal(broken.outcome, "error");
+  // A summary saying ok with a failing exit code (e.g. a leak reported after it) is a failure.
+  assert.equal(parseDenoTest("p_test.ts", PASSED_OUTPUT, false, 13).outcome, "failed");
+});
+
+Deno.test("the results file: date, commit, apiserver version, a row per file, what failed", () => {
+  const run: CompatRun = {
+    minor: "1.34",
+    apiserverVersion: "Kubernetes v1.34.4",
+    date: "2026-12-02T08:00Z",
+    commit: "abc1234",
+    peers: "the default build (etcd Version: 3.6.11, csi-provisioner v6.3.0)",
+    suites: [
+      parseDenoTest("tests/integration/provision_test.ts", PASSED_OUTPUT, true, 13),
+      parseDenoTest("x_test.ts", FAILED_OUTPUT, false, 2),
+    ],
+  };
+  const text = renderRun(run);
+  assert.match(text, /^# Compatibility run: Kubernetes 1\.34$/m);
+  assert.match(text, /^- Date: 2026-12-02T08:00Z$/m);
+  assert.match(text, /^- Commit: abc1234$/m);
+  assert.match(text, /^- `kube-apiserver --version`: Kubernetes v1\.34\.4$/m);
+  assert.match(
+    text,
+    /^\| `tests\/integration\/provision_test\.ts` \| passed \| 1 passed \(7 steps\), 0 failed \| 13 s \|$/m,
+  );
+  assert.match(
+    text,
+    /^\| `x_test\.ts` \| failed \| 1 passed \(1 step\), 1 failed \(1 step\), 1 ignored \| 2 s \|$/m,
+  );
+  assert.match(text, /Failed in `x_test\.ts`:\n\n- outer \.\.\. bad\n/);
+});
