@@ -71,7 +71,6 @@ async function commit(): Promise<string> {
 
 async function runSuite(file: string, binDir: string, logDir: string): Promise<SuiteResult> {
   console.error(`[compat] ${file}: waiting for ${LOCK} and running`);
-  const started = performance.now();
   const deno = Deno.execPath();
   const result = await run("flock", [LOCK, deno, "test", "-A", "--trace-leaks", file], {
     CLUSTER_BIN_DIR: binDir,
@@ -79,7 +78,7 @@ async function runSuite(file: string, binDir: string, logDir: string): Promise<S
   const output = result.stdout + result.stderr;
   const log = join(logDir, file.replaceAll("/", "_") + ".log");
   await Deno.writeTextFile(log, output);
-  const suite = parseDenoTest(file, output, result.success, (performance.now() - started) / 1000);
+  const suite = parseDenoTest(file, output, result.success);
   console.error(`[compat] ${file}: ${suite.outcome} (log: ${log})`);
   return suite;
 }
@@ -119,14 +118,16 @@ function usageProblems(minors: string[]): string[] {
 }
 
 if (import.meta.main) {
-  const problems = usageProblems(Deno.args);
+  // `deno task compat -- 1.34` passes the "--" on.
+  const minors = Deno.args.filter((arg) => arg !== "--");
+  const problems = usageProblems(minors);
   if (problems.length > 0) {
     console.error(`usage: deno task compat -- <minor>...\n${problems.join("\n")}`);
     Deno.exit(2);
   }
   await Deno.mkdir(RESULTS_DIR, { recursive: true });
   let failed = false;
-  for (const minor of Deno.args) {
+  for (const minor of minors) {
     const result = await compat(minor);
     const path = join(RESULTS_DIR, `${minor}.md`);
     await Deno.writeTextFile(path, renderRun(result));

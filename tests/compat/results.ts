@@ -15,7 +15,8 @@ export interface SuiteResult {
   failedSteps: number;
   /** The FAILURES section: one line per failed test or step. */
   failures: string[];
-  seconds: number;
+  /** deno test's own duration, e.g. "1m 32s" (without the wait for the lock). */
+  duration: string;
 }
 
 export interface CompatRun {
@@ -32,15 +33,10 @@ export interface CompatRun {
 }
 
 const SUMMARY =
-  /^(ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed(?: \((\d+) steps?\))?(?: \| (\d+) ignored)?/m;
+  /^(ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed(?: \((\d+) steps?\))?(?: \| (\d+) ignored)?.*?(?:\(([^()]+)\))?$/m;
 
 /** Reads deno test's (colorless) output: its summary line and FAILURES section. */
-export function parseDenoTest(
-  file: string,
-  output: string,
-  exitOk: boolean,
-  seconds: number,
-): SuiteResult {
+export function parseDenoTest(file: string, output: string, exitOk: boolean): SuiteResult {
   const summary = output.match(SUMMARY);
   const number = (index: number) => Number(summary?.[index] ?? 0);
   const outcome = !summary ? "error" : summary[1] === "ok" && exitOk ? "passed" : "failed";
@@ -53,7 +49,7 @@ export function parseDenoTest(
     passedSteps: number(3),
     failedSteps: number(5),
     failures: failuresSection(output),
-    seconds: Math.round(seconds),
+    duration: summary?.[7] ?? "",
   };
 }
 
@@ -85,7 +81,7 @@ export function counts(suite: SuiteResult): string {
 
 export function renderRun(run: CompatRun): string {
   const rows = run.suites.map((suite) =>
-    `| \`${suite.file}\` | ${suite.outcome} | ${counts(suite)} | ${suite.seconds} s |`
+    `| \`${suite.file}\` | ${suite.outcome} | ${counts(suite)} | ${suite.duration} |`
   );
   const failures = run.suites.filter((suite) => suite.failures.length > 0).flatMap((suite) => [
     "",
