@@ -10,7 +10,14 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { releaseOf } from "./binaries.ts";
-import { type CompatRun, parseDenoTest, renderRun, type SuiteResult } from "./results.ts";
+import {
+  type CompatRun,
+  parseDenoTest,
+  renderRun,
+  renderTable,
+  replaceTable,
+  type SuiteResult,
+} from "./results.ts";
 
 export const SUITES: readonly string[] = [
   "tests/integration/provision_test.ts",
@@ -28,6 +35,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const RESULTS_DIR = join(ROOT, "tests/compat/results");
 const LOCK = Deno.env.get("CLUSTER_TESTS_LOCK") ?? "/tmp/cluster-tests.lock";
 const AGENT = join(ROOT, "dist/csi-node-provisioner");
+const DOC = join(ROOT, "docs/compatibility.md");
 
 async function run(command: string, args: string[], env: Record<string, string> = {}) {
   const output = await new Deno.Command(command, {
@@ -106,6 +114,21 @@ async function compat(minor: string): Promise<CompatRun> {
   };
 }
 
+/** results/<minor>.json (the data) and .md (to read), then the table of every run in DOC. */
+async function record(run: CompatRun): Promise<void> {
+  await Deno.writeTextFile(
+    join(RESULTS_DIR, `${run.minor}.json`),
+    JSON.stringify(run, null, 2) + "\n",
+  );
+  await Deno.writeTextFile(join(RESULTS_DIR, `${run.minor}.md`), renderRun(run));
+  const runs: CompatRun[] = [];
+  for await (const entry of Deno.readDir(RESULTS_DIR)) {
+    if (!entry.name.endsWith(".json")) continue;
+    runs.push(JSON.parse(await Deno.readTextFile(join(RESULTS_DIR, entry.name))));
+  }
+  await Deno.writeTextFile(DOC, replaceTable(await Deno.readTextFile(DOC), renderTable(runs)));
+}
+
 function usageProblems(minors: string[]): string[] {
   const problems: string[] = [];
   if (minors.length === 0) problems.push("name at least one Kubernetes version, e.g. 1.34");
@@ -132,9 +155,8 @@ if (import.meta.main) {
   let failed = false;
   for (const minor of minors) {
     const result = await compat(minor);
-    const path = join(RESULTS_DIR, `${minor}.md`);
-    await Deno.writeTextFile(path, renderRun(result));
-    console.log(`${minor}: ${result.suites.map((s) => s.outcome).join(" ")} → ${path}`);
+    await record(result);
+    console.log(`${minor}: ${result.suites.map((s) => s.outcome).join(" ")} → ${RESULTS_DIR}`);
     failed ||= result.suites.some((suite) => suite.outcome !== "passed");
   }
   Deno.exit(failed ? 1 : 0);

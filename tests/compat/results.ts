@@ -106,3 +106,43 @@ export function renderRun(run: CompatRun): string {
     "",
   ].join("\n");
 }
+
+const TABLE_START = "<!-- compat:table -->";
+const TABLE_END = "<!-- /compat:table -->";
+
+/** "tests/integration/capacity_agents_test.ts" → "capacity agents". */
+function suiteName(file: string): string {
+  return (file.split("/").pop() ?? file).replace(/_test\.ts$/, "").replaceAll("_", " ");
+}
+
+function cell(suite: SuiteResult | undefined): string {
+  if (!suite) return "not run";
+  if (suite.outcome === "passed") return "passed";
+  if (suite.outcome === "error") return "error";
+  return `failed ${suite.failed} of ${suite.passed + suite.failed}`;
+}
+
+/** One row per run, one column per suite any run has, versions in order. */
+export function renderTable(runs: CompatRun[]): string {
+  const files = [...new Set(runs.flatMap((run) => run.suites.map((suite) => suite.file)))];
+  const sorted = [...runs].sort((a, b) => a.minor.localeCompare(b.minor, "en", { numeric: true }));
+  const header = ["Kubernetes", "Date", "Commit", ...files.map(suiteName)];
+  const rows = sorted.map((run) => [
+    run.apiserverVersion.replace(/^Kubernetes /, ""),
+    run.date.slice(0, 10),
+    run.commit,
+    ...files.map((file) => cell(run.suites.find((suite) => suite.file === file))),
+  ]);
+  return [header, header.map(() => "---"), ...rows].map((row) => `| ${row.join(" | ")} |`)
+    .join("\n");
+}
+
+/** The document with the text between the table markers replaced. */
+export function replaceTable(document: string, table: string): string {
+  const start = document.indexOf(TABLE_START);
+  const end = document.indexOf(TABLE_END);
+  if (start < 0 || end < start) {
+    throw new Error(`the document has no ${TABLE_START} ... ${TABLE_END} markers`);
+  }
+  return `${document.slice(0, start + TABLE_START.length)}\n\n${table}\n\n${document.slice(end)}`;
+}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type CompatRun, parseDenoTest, renderRun } from "./results.ts";
+import { type CompatRun, parseDenoTest, renderRun, renderTable, replaceTable } from "./results.ts";
 
 // deno test's output (NO_COLOR) for a file with a failing step, a passing test and an ignored one.
 const FAILED_OUTPUT = `running 3 tests from ./x_test.ts
@@ -82,4 +82,34 @@ Deno.test("the results file: date, commit, apiserver version, a row per file, wh
     /^\| `x_test\.ts` \| failed \| 1 passed \(1 step\), 1 failed \(1 step\), 1 ignored \| 21ms \|$/m,
   );
   assert.match(text, /Failed in `x_test\.ts`:\n\n- outer \.\.\. bad\n/);
+});
+
+Deno.test("the table: a row per version in order, a column per suite, failures counted", () => {
+  const run = (minor: string, output: string, ok: boolean): CompatRun => ({
+    minor,
+    apiserverVersion: `Kubernetes v${minor}.1`,
+    date: "2026-12-02T08:00Z",
+    commit: "abc1234",
+    peers: "",
+    suites: [parseDenoTest("tests/integration/provision_test.ts", output, ok)],
+  });
+  const table = renderTable([run("1.37", FAILED_OUTPUT, false), run("1.34", PASSED_OUTPUT, true)]);
+  assert.equal(
+    table,
+    [
+      "| Kubernetes | Date | Commit | provision |",
+      "| --- | --- | --- | --- |",
+      "| v1.34.1 | 2026-12-02 | abc1234 | passed |",
+      "| v1.37.1 | 2026-12-02 | abc1234 | failed 1 of 2 |",
+    ].join("\n"),
+  );
+});
+
+Deno.test("the table replaces what is between its markers, and nothing else", () => {
+  const document = "# T\n\n<!-- compat:table -->\nold\n<!-- /compat:table -->\n\nafter\n";
+  assert.equal(
+    replaceTable(document, "| new |"),
+    "# T\n\n<!-- compat:table -->\n\n| new |\n\n<!-- /compat:table -->\n\nafter\n",
+  );
+  assert.throws(() => replaceTable("# T\n", "x"), /no <!-- compat:table -->/);
 });
