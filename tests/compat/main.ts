@@ -124,18 +124,20 @@ async function compat(minor: string): Promise<CompatRun> {
 }
 
 /** results/<minor>.json (the data) and .md (to read), then the table of every run in DOC. */
-async function record(run: CompatRun): Promise<void> {
+async function record(result: CompatRun): Promise<void> {
   await Deno.writeTextFile(
-    join(RESULTS_DIR, `${run.minor}.json`),
-    JSON.stringify(run, null, 2) + "\n",
+    join(RESULTS_DIR, `${result.minor}.json`),
+    JSON.stringify(result, null, 2) + "\n",
   );
-  await Deno.writeTextFile(join(RESULTS_DIR, `${run.minor}.md`), renderRun(run));
+  await Deno.writeTextFile(join(RESULTS_DIR, `${result.minor}.md`), renderRun(result));
   const runs: CompatRun[] = [];
   for await (const entry of Deno.readDir(RESULTS_DIR)) {
     if (!entry.name.endsWith(".json")) continue;
     runs.push(JSON.parse(await Deno.readTextFile(join(RESULTS_DIR, entry.name))));
   }
   await Deno.writeTextFile(DOC, replaceTable(await Deno.readTextFile(DOC), renderTable(runs)));
+  // Aligned as `deno fmt` leaves every Markdown table of the repository.
+  await run(Deno.execPath(), ["fmt", RESULTS_DIR, DOC]);
 }
 
 function usageProblems(minors: string[]): string[] {
