@@ -124,8 +124,8 @@ function cell(suite: SuiteResult | undefined): string {
 
 /** One row per run, one column per suite any run has, versions in order. */
 export function renderTable(runs: CompatRun[]): string {
-  const files = [...new Set(runs.flatMap((run) => run.suites.map((suite) => suite.file)))];
   const sorted = [...runs].sort((a, b) => a.minor.localeCompare(b.minor, "en", { numeric: true }));
+  const files = [...new Set(sorted.flatMap((run) => run.suites.map((suite) => suite.file)))];
   const header = ["Kubernetes", "Date", "Commit", ...files.map(suiteName)];
   const rows = sorted.map((run) => [
     run.apiserverVersion.replace(/^Kubernetes /, ""),
