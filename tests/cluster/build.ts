@@ -112,17 +112,18 @@ export function findPrebuilt(
   return found;
 }
 
-/** Module versions from go.mod, stamped into the binaries' version output. */
-export function pinnedVersions(goMod: string): { kubernetes: string; provisioner: string } {
-  const version = (module: string) => {
-    const match = goMod.match(new RegExp(`^\\s*${module.replaceAll(".", "\\.")}\\s+(v\\S+)`, "m"));
-    if (!match?.[1]) throw new Error(`tools/go.mod does not require ${module}`);
-    return match[1];
-  };
-  return {
-    kubernetes: version("k8s.io/kubernetes"),
-    provisioner: version("github.com/kubernetes-csi/external-provisioner/v6"),
-  };
+/**
+ * Module versions from go.mod, stamped into the binaries' version output. A
+ * module without csi-provisioner (a compatibility module) has no provisioner.
+ */
+export function pinnedVersions(goMod: string): { kubernetes: string; provisioner?: string } {
+  const version = (module: string) =>
+    goMod.match(new RegExp(`^\\s*(?:require\\s+)?${module.replaceAll(".", "\\.")}\\s+(v\\S+)`, "m"))
+      ?.[1];
+  const kubernetes = version("k8s.io/kubernetes");
+  if (!kubernetes) throw new Error("go.mod does not require k8s.io/kubernetes");
+  const provisioner = version("github.com/kubernetes-csi/external-provisioner/v6");
+  return provisioner ? { kubernetes, provisioner } : { kubernetes };
 }
 
 /**
@@ -131,26 +132,36 @@ export function pinnedVersions(goMod: string): { kubernetes: string; provisioner
  */
 export async function ensureClusterBinaries(options: EnsureOptions = {}): Promise<ClusterBinaries> {
   const env = options.env ?? Deno.env.toObject();
+  const prebuilt = findPrebuilt(env);
+  const rest = COMPONENTS.filter((component) => prebuilt[component.key] === undefined);
+  const built = await ensureModuleBinaries(TOOLS_DIR, rest, { ...options, env });
+  return { ...built, ...prebuilt } as ClusterBinaries;
+}
+
+/**
+ * The given components of a Go tools module (a directory with go.mod and
+ * go.sum), from the cache keyed by its go.sum, building those missing there.
+ */
+export async function ensureModuleBinaries(
+  toolsDir: string,
+  components: readonly Component[],
+  options: EnsureOptions = {},
+): Promise<Partial<ClusterBinaries>> {
+  const env = options.env ?? Deno.env.toObject();
   const log = options.log ?? ((line: string) => console.error(line));
-  const goSum = await Deno.readTextFile(join(TOOLS_DIR, "go.sum"));
+  const goSum = await Deno.readTextFile(join(toolsDir, "go.sum"));
   const dir = cacheDir(cacheKey(goSum), env);
-  const binaries: Partial<ClusterBinaries> = findPrebuilt(env);
-  const missing: Component[] = [];
-  for (const component of COMPONENTS) {
-    if (binaries[component.key] !== undefined) continue;
-    const path = join(dir, component.file);
-    if (existsSync(path)) binaries[component.key] = path;
-    else missing.push(component);
-  }
+  const binaries: Partial<ClusterBinaries> = {};
+  const missing = components.filter((component) => !existsSync(join(dir, component.file)));
   if (missing.length > 0) {
-    await buildInto(dir, missing, {
+    await buildInto(toolsDir, dir, missing, {
       log,
       env,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    for (const component of missing) binaries[component.key] = join(dir, component.file);
   }
-  return binaries as ClusterBinaries;
+  for (const component of components) binaries[component.key] = join(dir, component.file);
+  return binaries;
 }
 
 interface BuildIntoOptions {
@@ -160,17 +171,22 @@ interface BuildIntoOptions {
 }
 
 /** One `go build` into a temporary directory, then a rename of each binary into place. */
-async function buildInto(dir: string, components: Component[], options: BuildIntoOptions) {
+async function buildInto(
+  toolsDir: string,
+  dir: string,
+  components: Component[],
+  options: BuildIntoOptions,
+) {
   const { log } = options;
   const started = performance.now();
   await Deno.mkdir(dir, { recursive: true });
   const tmp = await Deno.makeTempDir({ dir: join(dir, ".."), prefix: ".build-" });
   try {
-    const goMod = await Deno.readTextFile(join(TOOLS_DIR, "go.mod"));
+    const goMod = await Deno.readTextFile(join(toolsDir, "go.mod"));
     log(`[cluster:build] building ${components.map((c) => c.file).join(", ")} into ${dir}`);
     log("[cluster:build] the first build takes a while (see tests/cluster/README.md)");
     await runGoBuild({
-      toolsDir: TOOLS_DIR,
+      toolsDir,
       outDir: tmp,
       packages: components.map((c) => c.pkg),
       versions: pinnedVersions(goMod),

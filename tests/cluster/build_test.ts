@@ -69,11 +69,20 @@ Deno.test("ensureClusterBinaries builds nothing when CLUSTER_BIN_DIR has everyth
 Deno.test("versions stamped into the binaries come from tools/go.mod", async () => {
   const versions = pinnedVersions(await Deno.readTextFile(join(TOOLS_DIR, "go.mod")));
   assert.match(versions.kubernetes, /^v1\.\d+\.\d+$/);
-  assert.match(versions.provisioner, /^v6\.\d+\.\d+$/);
+  assert.match(versions.provisioner ?? "", /^v6\.\d+\.\d+$/);
   const flags = versionLdflags({ kubernetes: "v1.36.3", provisioner: "v6.3.0" });
   assert.match(flags, /-X k8s\.io\/component-base\/version\.gitVersion=v1\.36\.3/);
   assert.match(flags, /-X k8s\.io\/component-base\/version\.gitMinor=36/);
   assert.match(flags, /-X main\.version=v6\.3\.0/);
+});
+
+Deno.test("a module without csi-provisioner stamps only the Kubernetes version", () => {
+  const versions = pinnedVersions("module m\n\nrequire k8s.io/kubernetes v1.34.4\n");
+  assert.deepEqual(versions, { kubernetes: "v1.34.4" });
+  const flags = versionLdflags(versions);
+  assert.match(flags, /-X k8s\.io\/client-go\/pkg\/version\.gitMinor=34/);
+  assert.doesNotMatch(flags, /main\.version/);
+  assert.throws(() => pinnedVersions("module m\n"), /does not require k8s\.io\/kubernetes/);
 });
 
 // On a fresh machine the first call builds (CI runs `deno task cluster:build` before the tests).

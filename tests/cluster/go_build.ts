@@ -17,7 +17,7 @@ export interface GoBuildOptions {
   outDir: string;
   packages: string[];
   /** Stamped with -ldflags -X so `--version` output is meaningful. */
-  versions: { kubernetes: string; provisioner: string };
+  versions: { kubernetes: string; provisioner?: string };
   /** Replaces the -ldflags built from `versions` (for other tools modules, e.g. ../helm). */
   ldflags?: string;
   env: Record<string, string | undefined>;
@@ -52,7 +52,8 @@ export function versionLdflags(versions: GoBuildOptions["versions"]): string {
     ],
   );
   // Only csi-provisioner's main package has a `version` variable.
-  return ["-s", "-w", ...stamps, `-X main.version=${versions.provisioner}`].join(" ");
+  const provisioner = versions.provisioner ? [`-X main.version=${versions.provisioner}`] : [];
+  return ["-s", "-w", ...stamps, ...provisioner].join(" ");
 }
 
 /** Runs the build; throws with the tail of go's output when it fails. */
