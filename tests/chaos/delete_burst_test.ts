@@ -104,7 +104,7 @@ async function deleteBurst(
   const seconds = Math.round((performance.now() - started) / 100) / 10;
   await node.control.clearFaults();
   const events = await readAuditEvents(cluster.auditLogPath!);
-  const audit = pvAudit(events, pvNames, { deleted: true });
+  const audit = pvAudit(events, pvNames, { deleted: true, endings: agent.endings });
   const left = [...await node.volumes()].filter((volume) => handles.has(volume.id));
   report(`delete-burst ${namespace} ids=${options.volumeIds}`, {
     claims: CLAIMS,
@@ -123,6 +123,7 @@ async function deleteBurst(
   });
   assert.deepEqual(audit.notDeleted, [], "PVs without a DELETE by the agent");
   assert.deepEqual(audit.notCreatedOnce, [], "PVs created again (or never by the agent)");
+  assert.deepEqual(audit.deletedTwiceWithoutEnding, [], "PVs deleted twice with no kill between");
   assert.deepEqual(left.map((volume) => volume.name), [], "volumes of deleted PVs left");
   const counted = await ledger(cluster, [namespace]);
   assert.deepEqual(counted.leaks, [], "volumes without a PV");

@@ -253,6 +253,7 @@ Deno.test("chaos on democratic-csi: the agent SIGKILLed at random moments while 
       const { kills, pvNames } = await deleteUnderKills(cluster, agent, random);
       const audit = pvAudit(await readAuditEvents(cluster.auditLogPath!), pvNames, {
         deleted: true,
+        endings: agent.endings,
       });
       const counted = await settledLedger(cluster, [NAMESPACE], { expectVolumes: 0, expectPvs: 0 });
       report(
@@ -276,6 +277,11 @@ Deno.test("chaos on democratic-csi: the agent SIGKILLed at random moments while 
       assert.ok(kills.some((kill) => kill.orphans > 0), "a kill left a PV without its directory");
       assert.deepEqual(audit.notDeleted, [], "PVs without a DELETE by the agent");
       assert.deepEqual(audit.notCreatedOnce, [], "PVs created again (or never by the agent)");
+      assert.deepEqual(
+        audit.deletedTwiceWithoutEnding,
+        [],
+        "PVs deleted twice with no kill between",
+      );
       assertClean(counted, { bound: 0 });
     });
   } finally {

@@ -128,37 +128,75 @@ export interface PvAudit {
   notDeleted: string[];
   /** Two successful DELETEs: a killed agent's DELETE landed after its successor read the PV. */
   deletedTwice: string[];
+  /** Two successful DELETEs with no agent ended between them: no kill explains the second. */
+  deletedTwiceWithoutEnding: string[];
 }
 
 /**
  * Each PV's creates and deletes in the audit log, with the calls of every
- * PV that is not counted clean printed. Successful DELETEs are not required
- * to be one: an agent killed with its DELETE in flight may have it land
- * after its successor read the PV, and the successor's DELETE of a PV
- * already being deleted succeeds again without changing anything; a killed
- * request may also land with no success recorded. `deleted`: whether the
- * PVs were meant to be deleted.
+ * PV that is not counted clean printed. Two successful DELETEs of one PV
+ * are accepted only when an agent ended between them (`endings`): a killed
+ * agent's DELETE in flight may land after its successor read the PV, and
+ * the successor's DELETE of a PV already being deleted succeeds again
+ * without changing anything; a killed request may also land with no success
+ * recorded. `deleted`: whether the PVs were meant to be deleted.
  */
 export function pvAudit(
   events: AuditEvent[],
   names: Iterable<string>,
-  options: { deleted: boolean },
+  options: { deleted: boolean; endings?: readonly number[] },
 ): PvAudit {
   const creates = pvRequests(events, "create", { succeeded: false });
   const created = pvRequests(events, "create", { succeeded: true });
   const deletes = pvRequests(events, "delete", { succeeded: false });
-  const deleted = pvRequests(events, "delete", { succeeded: true });
+  const deleted = successfulDeletes(events);
   const all = [...names];
   const audit = {
     notCreatedOnce: all.filter((name) =>
       (creates.get(name) ?? 0) === 0 || (created.get(name) ?? 0) > 1
     ),
     notDeleted: options.deleted ? all.filter((name) => (deletes.get(name) ?? 0) === 0) : [],
-    deletedTwice: all.filter((name) => (deleted.get(name) ?? 0) > 1),
+    deletedTwice: all.filter((name) => (deleted.get(name)?.length ?? 0) > 1),
+    deletedTwiceWithoutEnding: all.filter((name) =>
+      !endedBetween(deleted.get(name) ?? [], options.endings ?? [])
+    ),
   };
-  const shown = new Set([...audit.notCreatedOnce, ...audit.notDeleted, ...audit.deletedTwice]);
+  const shown = new Set([
+    ...audit.notCreatedOnce,
+    ...audit.notDeleted,
+    ...audit.deletedTwiceWithoutEnding,
+  ]);
   for (const name of shown) console.log(pvCalls(events, name));
   return audit;
+}
+
+/** How long a killed agent's request may still be on its way to kube-apiserver. */
+const IN_FLIGHT_MS = 10_000;
+
+/**
+ * Whether two or more successful DELETEs of a PV are explained by an agent
+ * that ended between them: its request, sent before it ended, landed late.
+ * One DELETE (or none) needs no explanation.
+ */
+function endedBetween(received: readonly number[], endings: readonly number[]): boolean {
+  if (received.length < 2) return true;
+  const first = Math.min(...received) - IN_FLIGHT_MS;
+  const last = Math.max(...received);
+  return endings.some((ending) => ending >= first && ending <= last);
+}
+
+/** When kube-apiserver received each successful DELETE of a PV, by PV name. */
+function successfulDeletes(events: AuditEvent[]): Map<string, number[]> {
+  const times = new Map<string, number[]>();
+  for (const event of events) {
+    const code = event.responseStatus?.code ?? 0;
+    if (event.verb !== "delete" || event.objectRef?.resource !== "persistentvolumes") continue;
+    if (event.stage !== "ResponseComplete" || code < 200 || code > 299) continue;
+    const name = event.objectRef.name ?? "";
+    const at = Date.parse(event.requestReceivedTimestamp ?? event.stageTimestamp ?? "");
+    times.set(name, [...times.get(name) ?? [], at]);
+  }
+  return times;
 }
 
 /** A random generator from a seed (mulberry32), so that a run's moments can be replayed. */
@@ -407,6 +445,8 @@ export class ChaosAgent {
   readonly node: ClusterNode;
   kills = 0;
   selfExits = 0;
+  /** When each of its processes ended (killed, or exited on its own), on this machine's clock. */
+  readonly endings: number[] = [];
   #busy: Promise<void> = Promise.resolve();
   #stopped = false;
   readonly #watching: Promise<void>;
@@ -421,6 +461,7 @@ export class ChaosAgent {
   kill(whileDown?: () => Promise<void>): Promise<void> {
     this.#busy = this.#busy.then(async () => {
       await this.node.agent!.kill();
+      this.endings.push(Date.now());
       this.kills++;
       await whileDown?.();
       await this.node.agent!.restart();
@@ -435,6 +476,7 @@ export class ChaosAgent {
       await this.#busy;
       if (this.#stopped) return;
       if (this.node.agent!.process !== process) continue;
+      this.endings.push(Date.now());
       this.selfExits++;
       this.#busy = this.node.agent!.restart();
       await this.#busy;

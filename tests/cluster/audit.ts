@@ -30,6 +30,7 @@ export interface AuditEvent {
     name?: string;
   };
   responseStatus?: { code?: number };
+  requestReceivedTimestamp?: string;
   stageTimestamp?: string;
 }
 

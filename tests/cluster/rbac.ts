@@ -89,3 +89,15 @@ export async function grantUpstreamProvisionerRbac(
     })
   );
 }
+
+/**
+ * The patches upstream's rbac.yaml refuses, each with the update the agent
+ * falls back to (upstream's own write): refused at most once per agent.
+ */
+export const UPSTREAM_PATCH_FALLBACKS: ReadonlyMap<string, string> = new Map([
+  ["patch persistentvolumeclaims", "update persistentvolumeclaims"],
+  [
+    "patch snapshot.storage.k8s.io/volumesnapshots",
+    "update snapshot.storage.k8s.io/volumesnapshots",
+  ],
+]);

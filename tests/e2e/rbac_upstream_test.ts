@@ -14,19 +14,10 @@
 import type { V1PolicyRule } from "@kubernetes/client-node";
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { readAuditEvents } from "../cluster/audit.ts";
-import { loadUpstreamRbac } from "../cluster/rbac.ts";
+import { loadUpstreamRbac, UPSTREAM_PATCH_FALLBACKS } from "../cluster/rbac.ts";
 import { auditVerdict, callOf, verdictTable } from "../deploy/audit_check.ts";
 import { commentedRules, type PolicyRule } from "../deploy/render.ts";
 import { deployedCluster, lifecycle, startAgents } from "./rbac_lifecycle.ts";
-
-/** Refused once per agent, then written by update. */
-const PATCH_FALLBACKS = new Map([
-  ["patch persistentvolumeclaims", "update persistentvolumeclaims"],
-  [
-    "patch snapshot.storage.k8s.io/volumesnapshots",
-    "update snapshot.storage.k8s.io/volumesnapshots",
-  ],
-]);
 
 function policyRules(rules: V1PolicyRule[] | undefined): PolicyRule[] {
   return (rules ?? []).map((rule) => ({
@@ -54,11 +45,11 @@ Deno.test("upstream's rbac.yaml alone is enough for the whole lifecycle: patch r
       refused.set(callOf(event), (refused.get(callOf(event)) ?? 0) + 1);
     }
     console.log(`refused: ${[...refused].map(([call, n]) => `${call} ×${n}`).join(", ")}\n`);
-    deepStrictEqual([...refused.keys()].filter((call) => !PATCH_FALLBACKS.has(call)), []);
+    deepStrictEqual([...refused.keys()].filter((call) => !UPSTREAM_PATCH_FALLBACKS.has(call)), []);
     for (const [call, count] of refused) {
       ok(count <= cluster.nodes.length, `${call} refused ${count} times: at most once per agent`);
     }
-    for (const [patch, update] of PATCH_FALLBACKS) {
+    for (const [patch, update] of UPSTREAM_PATCH_FALLBACKS) {
       ok(refused.has(patch), `${patch} was tried (and refused)`);
       ok(verdict.calls.get(update), `${update} was used instead`);
     }

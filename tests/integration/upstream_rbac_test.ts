@@ -13,6 +13,7 @@
 import assert from "node:assert/strict";
 import { auditCall, readAuditEvents } from "../cluster/audit.ts";
 import { startCluster } from "../cluster/cluster.ts";
+import { UPSTREAM_PATCH_FALLBACKS } from "../cluster/rbac.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { createVolumeSnapshot, waitForSnapshotReady } from "../cluster/snapshots.ts";
 import { waitFor } from "../cluster/wait.ts";
@@ -30,16 +31,12 @@ const ARGS = [
   "--node-deployment-base-delay=200ms",
 ];
 /** What upstream's rbac.yaml refuses and the agents fall back from: once per agent at most. */
-const REFUSED_ONCE = [
-  "patch persistentvolumeclaims",
-  "patch snapshot.storage.k8s.io/volumesnapshots",
-];
+const REFUSED_ONCE = [...UPSTREAM_PATCH_FALLBACKS.keys()];
 /** The writes each path made instead: upstream's Update of the object read. */
 const USED = [
   "get persistentvolumeclaims",
-  "update persistentvolumeclaims",
   "get snapshot.storage.k8s.io/volumesnapshots",
-  "update snapshot.storage.k8s.io/volumesnapshots",
+  ...UPSTREAM_PATCH_FALLBACKS.values(),
 ];
 
 /** The agents' ServiceAccounts (startAgent's, in the cluster's default agent namespace). */
