@@ -33,7 +33,7 @@ import { type Synced, waitForSync } from "../runtime/synced.ts";
 import { defaultControllerRateLimiter } from "../queue/work/rate_limiters.ts";
 import { WorkQueue } from "../queue/work/queue.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
-import { claimStorageClassName } from "./request/claim_class.ts";
+import { claimStorageClassName } from "../model/claim_class.ts";
 import type { ProvisionControllerOptions } from "./context.ts";
 import { intentKey } from "./intent/intent.ts";
 import { createProvisionMetrics } from "./metrics.ts";
