@@ -108,7 +108,10 @@ export async function startProvisioning(
     sources: parts.sources,
     csi: parts.csi,
     events: parts.events,
-    metrics: createProvisionMetrics(parts.registry, parts.bounds),
+    metrics: createProvisionMetrics(parts.registry, {
+      classExists: (name) => classes.get(name) !== undefined,
+      bounds: parts.bounds,
+    }),
     journal: parts.journal,
     logger,
     ...(race === undefined ? {} : { race }),
