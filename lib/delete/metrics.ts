@@ -16,10 +16,7 @@ export function createDeleteMetrics(
   registry: Registry,
   options: { classExists: (name: string) => boolean; bounds?: BoundFactory | undefined },
 ): DeleteMetrics {
-  const { bounds } = options;
-  const label = (storageClass: string) => ({
-    class: classLabel(storageClass, options.classExists),
-  });
+  const label = (name: string) => ({ class: classLabel(name, options.classExists) });
   const total = new Counter({
     name: "controller_persistentvolume_delete_total",
     help:
@@ -55,6 +52,6 @@ export function createDeleteMetrics(
     },
     failed: (storageClass) => failed.inc(label(storageClass)),
     refused: (reason) => refused.inc({ reason }),
-    ...(bounds ? { refusedSet: bounds("refused_volumes", REFUSED_LIMIT) } : {}),
+    ...(options.bounds ? { refusedSet: options.bounds("refused_volumes", REFUSED_LIMIT) } : {}),
   };
 }

@@ -26,9 +26,6 @@ import {
   trimVolumeAttachment,
 } from "./trim.ts";
 
-/** Claims per list page (others: 500). */
-const CLAIM_PAGE_SIZE = 100;
-
 /** The caches, by what they hold. */
 export interface ProvisioningCaches {
   claims: Informer<Claim>;
@@ -89,9 +86,6 @@ export function createProvisioningCaches(
     relisted: (keys) => scope.retain(keys),
     // What the claim trim keeps depends on the classes.
     after: classes,
-    // A page's JSON is held whole while it is trimmed: a tenant's claims may carry up to 256 KiB
-    // of annotations each.
-    pageSize: CLAIM_PAGE_SIZE,
     logger,
     cutManagedFields: true,
     ...idle,

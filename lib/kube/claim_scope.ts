@@ -8,13 +8,7 @@
  * by listing the claims again: the informer's owner asks when classChanged()
  * says so.
  */
-import {
-  ANN_BETA_STORAGE_CLASS,
-  ANN_BETA_STORAGE_PROVISIONER,
-  ANN_MIGRATED_TO,
-  ANN_SELECTED_NODE,
-  ANN_STORAGE_PROVISIONER,
-} from "../model/keys.ts";
+import { CLAIM_DECISION_ANNOTATIONS } from "../model/keys.ts";
 import type { StorageClass } from "../model/objects.ts";
 import { BoundedMap, type BoundObserver } from "../queue/bounded.ts";
 
@@ -23,15 +17,6 @@ export const UNKNOWN_CLASS_CLAIMS_LIMIT = 1000;
 
 /** Names of classes whose claims were dropped that are remembered; past it, any new class relists. */
 const DROPPED_CLASSES_LIMIT = 1000;
-
-/** The annotations provisioning, the Immediate race and the decisions read on every claim. */
-const FIXED_ANNOTATION_KEYS: readonly string[] = [
-  ANN_SELECTED_NODE,
-  ANN_STORAGE_PROVISIONER,
-  ANN_BETA_STORAGE_PROVISIONER,
-  ANN_BETA_STORAGE_CLASS,
-  ANN_MIGRATED_TO,
-];
 
 /** The StorageClasses as the class informer has them. */
 export interface ClassView {
@@ -47,7 +32,7 @@ function claimAnnotationKeys(
   classes: readonly StorageClass[],
   options: { driverName: string; templateKeys: TemplateKeys },
 ): Set<string> {
-  const keys = new Set(FIXED_ANNOTATION_KEYS);
+  const keys = new Set(CLAIM_DECISION_ANNOTATIONS);
   for (const storageClass of classes) {
     if (storageClass.provisioner !== options.driverName) continue;
     for (const key of options.templateKeys(storageClass.parameters)) keys.add(key);
@@ -66,7 +51,7 @@ export class ClaimScope {
   readonly #unknownClass: BoundedMap<string, true>;
   /** Classes some claim of which was dropped: their creation as the driver's must relist. */
   readonly #droppedClasses = new BoundedMap<string, true>(DROPPED_CLASSES_LIMIT);
-  #annotationKeys: ReadonlySet<string> = new Set(FIXED_ANNOTATION_KEYS);
+  #annotationKeys: ReadonlySet<string> = new Set(CLAIM_DECISION_ANNOTATIONS);
 
   constructor(options: {
     driverName: string;
