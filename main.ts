@@ -50,6 +50,7 @@ import {
 } from "./lib/queue/work/prometheus_metrics.ts";
 import { boundedMetrics, type BoundFactory } from "./lib/queue/bounded_metrics.ts";
 import { waitForSync } from "./lib/runtime/synced.ts";
+import { templateAnnotationKeys } from "./lib/secrets/references.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
 import { Heartbeat, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
 import { Lifecycle } from "./lib/runtime/lifecycle.ts";
@@ -285,6 +286,8 @@ async function connectCluster(
     env: options.env,
     userAgent: `${PROGRAM}/${VERSION}`,
     component: `${driver.name}_${config.nodeName}`,
+    driverName: driver.name,
+    templateKeys: templateAnnotationKeys,
     keepVolume: thisNodesConcern({ driverName: driver.name, segment: driver.segment }),
     volumeLabels: nodeLabels(driver.name, config.nodeName),
     logger,

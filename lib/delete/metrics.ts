@@ -2,14 +2,21 @@
  * The controller_persistentvolume_delete_* metrics of
  * sig-storage-lib-external-provisioner, with the same names, labels and help
  * texts, counted only for PVs this node handled; and this agent's refusals.
+ * The class label is the PV's class while it exists, else "other"
+ * (model/metric_labels.ts).
  */
 import { Counter, Histogram, type Registry } from "prom-client";
+import { classLabel } from "../model/metric_labels.ts";
 import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import { REFUSED_LIMIT } from "./controller.ts";
 import type { DeleteMetrics } from "./ports.ts";
 
 /** controller_persistentvolume_delete_* with upstream names, and this agent's refusals. */
-export function createDeleteMetrics(registry: Registry, bounds?: BoundFactory): DeleteMetrics {
+export function createDeleteMetrics(
+  registry: Registry,
+  options: { classExists: (name: string) => boolean; bounds?: BoundFactory | undefined },
+): DeleteMetrics {
+  const label = (name: string) => ({ class: classLabel(name, options.classExists) });
   const total = new Counter({
     name: "controller_persistentvolume_delete_total",
     help:
@@ -40,11 +47,11 @@ export function createDeleteMetrics(registry: Registry, bounds?: BoundFactory): 
   });
   return {
     deleted: (storageClass, seconds) => {
-      total.inc({ class: storageClass });
-      duration.observe({ class: storageClass }, seconds);
+      total.inc(label(storageClass));
+      duration.observe(label(storageClass), seconds);
     },
-    failed: (storageClass) => failed.inc({ class: storageClass }),
+    failed: (storageClass) => failed.inc(label(storageClass)),
     refused: (reason) => refused.inc({ reason }),
-    ...(bounds ? { refusedSet: bounds("refused_volumes", REFUSED_LIMIT) } : {}),
+    ...(options.bounds ? { refusedSet: options.bounds("refused_volumes", REFUSED_LIMIT) } : {}),
   };
 }

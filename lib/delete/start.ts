@@ -65,7 +65,10 @@ export function startDeletion(parts: DeletionParts, life: Lifecycle): () => void
     csi: parts.csi,
     ...(attachments === undefined ? {} : { attachments }),
     events: parts.events,
-    metrics: createDeleteMetrics(parts.registry, parts.bounds),
+    metrics: createDeleteMetrics(parts.registry, {
+      classExists: (name) => parts.classes.get(name) !== undefined,
+      bounds: parts.bounds,
+    }),
     logger: logger.child({ component: "delete" }),
   }, { segment: driver.segment });
   parts.volumes.onChange((change) => {

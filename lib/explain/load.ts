@@ -3,7 +3,7 @@
  * through the ExplainReads port, once, into an ExplainSnapshot. A claim or
  * namespace that does not exist is a value, not an exception.
  */
-import { claimStorageClassName } from "../provision/request/claim_class.ts";
+import { claimStorageClassName } from "../model/claim_class.ts";
 import type { SourceFacts } from "../provision/source/checks.ts";
 import { readClaimSourceFacts } from "../provision/source/load.ts";
 import { MANAGED_BY_BASE } from "../model/labels.ts";

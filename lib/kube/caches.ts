@@ -1,6 +1,7 @@
 /**
  * The three informers provisioning reads: claims (only the unbound ones of
- * this node or of no node yet), StorageClasses, and this node's PVs.
+ * this node or of no node yet, of the driver's classes: claim_scope.ts),
+ * StorageClasses, and this node's PVs.
  */
 import type { Logger } from "../log/logger.ts";
 import { Informer } from "./informer/informer.ts";
@@ -15,6 +16,8 @@ import {
   trimPublishedCapacity,
   trimStorageCapacity,
 } from "./storage_capacity.ts";
+import type { BoundObserver } from "../queue/bounded.ts";
+import { ClaimScope, type TemplateKeys } from "./claim_scope.ts";
 import {
   type Attachment,
   trimClaim,
@@ -35,11 +38,16 @@ export function createProvisioningCaches(
   rest: KubeRest,
   options: {
     nodeName: string;
+    driverName: string;
+    /** The claim annotations a class's secret templates read. */
+    templateKeys: TemplateKeys;
     keepVolume: (pv: PersistentVolume) => boolean;
     /** The labels of the PVs this node's agent provisions (model/labels.ts nodeLabels). */
     volumeLabels: Record<string, string>;
     logger: Logger;
     idleTimeoutMs?: number;
+    /** Observer of the claims of unknown classes kept. */
+    unknownClassClaims?: BoundObserver;
   },
 ): ProvisioningCaches {
   const { nodeName, keepVolume, logger } = options;
@@ -55,25 +63,42 @@ export function createProvisioningCaches(
       cutManagedFields: true,
       ...idle,
     });
+  const classes = new Informer(rest, {
+    resource: "storageclasses",
+    path: "/apis/storage.k8s.io/v1/storageclasses",
+    trim: trimStorageClass,
+    resourceVersionOf: (storageClass: StorageClass) => storageClass.metadata.resourceVersion,
+    logger,
+    cutManagedFields: true,
+    ...idle,
+  });
+  const scope = new ClaimScope({
+    driverName: options.driverName,
+    templateKeys: options.templateKeys,
+    classes,
+    ...(options.unknownClassClaims ? { observer: options.unknownClassClaims } : {}),
+  });
+  const claims = new Informer(rest, {
+    resource: "persistentvolumeclaims",
+    path: "/api/v1/persistentvolumeclaims",
+    trim: (raw) => trimClaim(raw, { nodeName, scope }),
+    resourceVersionOf: (claim) => claim.metadata.resourceVersion,
+    relisted: (keys) => scope.retain(keys),
+    // What the claim trim keeps depends on the classes.
+    after: classes,
+    logger,
+    cutManagedFields: true,
+    ...idle,
+  });
+  claims.onChange((change) => {
+    if (change.new === undefined) scope.forget(change.key);
+  });
+  classes.onChange((change) => {
+    if (scope.classChanged(change)) claims.relist();
+  });
   return {
-    claims: new Informer(rest, {
-      resource: "persistentvolumeclaims",
-      path: "/api/v1/persistentvolumeclaims",
-      trim: (raw) => trimClaim(raw, { nodeName }),
-      resourceVersionOf: (claim) => claim.metadata.resourceVersion,
-      logger,
-      cutManagedFields: true,
-      ...idle,
-    }),
-    classes: new Informer(rest, {
-      resource: "storageclasses",
-      path: "/apis/storage.k8s.io/v1/storageclasses",
-      trim: trimStorageClass,
-      resourceVersionOf: (storageClass) => storageClass.metadata.resourceVersion,
-      logger,
-      cutManagedFields: true,
-      ...idle,
-    }),
+    claims,
+    classes,
     // This node's PVs carry its labels; PVs provisioned before (by upstream's
     // sidecar, by an earlier version, of a zone) carry none. Another node's
     // labelled PVs are never its concern: their events are not even sent here.

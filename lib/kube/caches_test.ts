@@ -1,7 +1,9 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { createPublishedCapacityCache } from "./caches.ts";
+import { createProvisioningCaches, createPublishedCapacityCache } from "./caches.ts";
+import type { StreamOptions } from "./rest/client.ts";
 import { eventually } from "../../tests/fakes/async.ts";
-import { recordingRest } from "../../tests/fakes/kube_rest.ts";
+import { recordingRest, silentWatch } from "../../tests/fakes/kube_rest.ts";
+import { waitFor } from "../../tests/cluster/wait.ts";
 import { quiet } from "../../tests/fakes/logger.ts";
 
 function object(
@@ -70,4 +72,74 @@ Deno.test("createPublishedCapacityCache: every node's objects of the driver, by 
   );
   stop.abort();
   await running;
+});
+
+/** Lists answer per path from `lists` (read at each list); each path's watch is a stream the test writes to. */
+function perPathRest(lists: Record<string, unknown[]>) {
+  const streams = new Map<string, StreamOptions>();
+  const rest = recordingRest([], {
+    otherwise: (request) => ({
+      metadata: { resourceVersion: "1" },
+      items: lists[request.path] ?? [],
+    }),
+    watch: (request, options) => {
+      streams.set(request.path, options);
+      return silentWatch(options);
+    },
+  });
+  const send = (path: string, type: string, object: unknown) =>
+    streams.get(path)?.onLine(JSON.stringify({ type, object }));
+  const listsOf = (path: string) =>
+    rest.requests.filter((request) => request.path === path && request.method === "GET").length;
+  return { rest, send, listsOf, streams };
+}
+
+const CLAIMS = "/api/v1/persistentvolumeclaims";
+const CLASSES = "/apis/storage.k8s.io/v1/storageclasses";
+
+function rawClass(name: string, provisioner: string, rv: string) {
+  return { metadata: { name, uid: `uid-${name}`, resourceVersion: rv }, provisioner };
+}
+
+Deno.test("createProvisioningCaches: claims of another driver's class are not kept until a class of the driver by that name appears", async () => {
+  const claim = {
+    metadata: {
+      name: "data",
+      namespace: "ns",
+      uid: "u1",
+      resourceVersion: "5",
+      annotations: { "tenant.example/notes": "x".repeat(1024) },
+    },
+    spec: { storageClassName: "local", resources: { requests: { storage: "1Gi" } } },
+    status: { phase: "Pending" },
+  };
+  const lists: Record<string, unknown[]> = {
+    [CLASSES]: [rawClass("local", "other.csi.example", "1")],
+    [CLAIMS]: [claim],
+  };
+  const server = perPathRest(lists);
+  const caches = createProvisioningCaches(server.rest, {
+    nodeName: "node-a",
+    driverName: "hostpath.csi.k8s.io",
+    templateKeys: () => [],
+    keepVolume: () => true,
+    volumeLabels: {},
+    logger: quiet,
+  });
+  const stop = new AbortController();
+  const running = [caches.claims.run(stop.signal), caches.classes.run(stop.signal)];
+  const waits = { timeoutMs: 2000, intervalMs: 5 };
+  await waitFor(() => caches.claims.hasSynced(), { description: "claims listed", ...waits });
+  strictEqual(caches.classes.hasSynced(), true, "the claims were listed after the classes");
+  strictEqual(caches.claims.size, 0);
+  await waitFor(() => server.streams.has(CLASSES), { description: "class watch", ...waits });
+  server.send(CLASSES, "DELETED", rawClass("local", "other.csi.example", "2"));
+  lists[CLASSES] = [rawClass("local", "hostpath.csi.k8s.io", "3")];
+  server.send(CLASSES, "ADDED", lists[CLASSES][0]);
+  await waitFor(() => caches.claims.size === 1, { description: "claims listed again", ...waits });
+  strictEqual(server.listsOf(CLAIMS), 2);
+  deepStrictEqual(caches.claims.get("ns/data")?.metadata.annotations, undefined);
+  strictEqual(caches.claims.health().restarts.relist, 1);
+  stop.abort();
+  await Promise.all(running);
 });

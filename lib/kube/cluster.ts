@@ -20,6 +20,7 @@ import {
   type ProvisioningCaches,
   type PublishedCapacityCache,
 } from "./caches.ts";
+import { type TemplateKeys, UNKNOWN_CLASS_CLAIMS_LIMIT } from "./claim_scope.ts";
 import { type KubeCredentials, loadCredentials } from "./rest/credentials.ts";
 import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import { EventSender, MAX_PENDING, MAX_WRITTEN } from "./events.ts";
@@ -66,12 +67,16 @@ export async function connectKube(options: {
   userAgent: string;
   /** Events' source.component. */
   component: string;
+  /** The CSI driver's name: the claim cache keeps the claims of its classes. */
+  driverName: string;
+  /** The claim annotations a class's secret templates read: the claim cache keeps them. */
+  templateKeys: TemplateKeys;
   /** Which PVs the PV informer keeps (this node's). */
   keepVolume: (pv: PersistentVolume) => boolean;
   /** The labels of the PVs this node's agent provisions. */
   volumeLabels: Record<string, string>;
   logger: Logger;
-  /** Observers of the Event sender's bounded buffer and memory. */
+  /** Observers of the Event sender's bounded buffer and memory, and of the claims of unknown classes. */
   bounds?: BoundFactory;
 }): Promise<KubeConnection> {
   const { config, logger } = options;
@@ -86,10 +91,15 @@ export async function connectKube(options: {
   const idleTimeoutMs = config.watchIdleTimeoutMs;
   const informers = createProvisioningCaches(rest, {
     nodeName: config.nodeName,
+    driverName: options.driverName,
+    templateKeys: options.templateKeys,
     keepVolume: options.keepVolume,
     volumeLabels: options.volumeLabels,
     logger: informerLogger,
     idleTimeoutMs,
+    ...(options.bounds
+      ? { unknownClassClaims: options.bounds("unknown_class_claims", UNKNOWN_CLASS_CLAIMS_LIMIT) }
+      : {}),
   });
   const informerHealth = new InformerHealthSet();
   for (const informer of Object.values(informers)) informerHealth.add(informer);

@@ -4,16 +4,27 @@
  * other nodes are not kept, so the cache grows with this node's volumes, not
  * with the cluster.
  */
+import { claimStorageClassName } from "../model/claim_class.ts";
 import { ANN_SELECTED_NODE, CLONE_PROTECTION_FINALIZER } from "../model/keys.ts";
+import {
+  type Claim,
+  type Metadata,
+  objectKey,
+  type PersistentVolume,
+  type StorageClass,
+} from "../model/objects.ts";
 import type { RawObject } from "./informer/informer.ts";
-import type { Claim, Metadata, PersistentVolume, StorageClass } from "../model/objects.ts";
 
 type Raw = RawObject;
 
 /** An annotation that only costs memory: kubectl apply keeps a full copy of the object in it. */
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
-function metadata(raw: Raw): Metadata {
+/**
+ * The metadata kept. With `annotationKeys` (a claim's), only those
+ * annotations and no labels: a tenant's claim may carry any amount of both.
+ */
+function metadata(raw: Raw, annotationKeys?: ReadonlySet<string>): Metadata {
   const source = raw.metadata as Metadata & { managedFields?: unknown };
   const kept: Metadata = {
     name: source.name,
@@ -21,8 +32,13 @@ function metadata(raw: Raw): Metadata {
     resourceVersion: source.resourceVersion,
   };
   if (source.namespace !== undefined) kept.namespace = source.namespace;
-  if (source.annotations !== undefined) kept.annotations = withoutLastApplied(source.annotations);
-  if (source.labels !== undefined) kept.labels = source.labels;
+  const annotations = source.annotations === undefined
+    ? undefined
+    : annotationKeys === undefined
+    ? withoutLastApplied(source.annotations)
+    : only(source.annotations, annotationKeys);
+  if (annotations !== undefined) kept.annotations = annotations;
+  if (source.labels !== undefined && annotationKeys === undefined) kept.labels = source.labels;
   if (source.finalizers !== undefined) kept.finalizers = source.finalizers;
   if (source.deletionTimestamp !== undefined) kept.deletionTimestamp = source.deletionTimestamp;
   return kept;
@@ -46,29 +62,42 @@ function pick<T extends object>(source: T | undefined, keys: (keyof T)[]): Parti
   return result;
 }
 
+/** What the claim informer keeps of claims beyond node and binding (claim_scope.ts). */
+export interface ClaimKeep {
+  /** Whether to keep an unbound claim of this node or of no node yet, by its key and class. */
+  keeps(key: string, className: string): boolean;
+  /** The only annotation keys kept; labels are not kept at all. */
+  annotationKeys: ReadonlySet<string>;
+}
+
 /**
  * Keeps a claim while it is unbound and selected to this node or to no node
- * yet (it may become ours), and, whatever its node, the claims the
- * protection controllers (lib/clone) read: a source claim with the
- * cloning-protection finalizer, and a Pending claim that clones a claim or
- * restores a snapshot. Other claims are not kept: a change that makes one
- * ours arrives as a watch event.
+ * yet (it may become ours) and `scope` keeps it, and, whatever its node or
+ * class, the claims the protection controllers (lib/clone) read: a source
+ * claim with the cloning-protection finalizer, and a Pending claim that
+ * clones a claim or restores a snapshot. Other claims are not kept: a change
+ * that makes one ours arrives as a watch event, or a relist. With a scope,
+ * only its annotation keys are kept; `keepAll` keeps every claim whole
+ * (but kubectl's copy), for a claim read on its own.
  */
 export function trimClaim(
   raw: Raw,
-  options: { nodeName: string; keepAll?: boolean },
+  options: { nodeName: string; keepAll?: boolean; scope?: ClaimKeep },
 ): Claim | undefined {
   const annotations = (raw.metadata as Metadata).annotations ?? {};
   const selected = annotations[ANN_SELECTED_NODE];
   const spec = (raw["spec"] ?? {}) as Claim["spec"];
   const status = raw["status"] as Claim["status"] | undefined;
-  if (!options.keepAll) {
+  if (!options.keepAll && !isProtectionConcern(raw, { spec, status })) {
     const elsewhere = selected !== undefined && selected !== "" && selected !== options.nodeName;
     const bound = (spec.volumeName ?? "") !== "";
-    if ((elsewhere || bound) && !isProtectionConcern(raw, { spec, status })) return undefined;
+    if (elsewhere || bound) return undefined;
+    const className = claimStorageClassName({ metadata: { annotations }, spec } as Claim);
+    if (options.scope && !options.scope.keeps(objectKey(raw.metadata), className)) return undefined;
   }
+  const keys = options.keepAll ? undefined : options.scope?.annotationKeys;
   return {
-    metadata: metadata(raw) as Claim["metadata"],
+    metadata: metadata(raw, keys) as Claim["metadata"],
     spec: pick(spec, [
       "accessModes",
       "resources",
@@ -82,6 +111,19 @@ export function trimClaim(
     ]),
     ...(status?.phase === undefined ? {} : { status: { phase: status.phase } }),
   };
+}
+
+/** Only the annotations of `keys`; undefined when none of them is there. */
+function only(
+  annotations: Record<string, string>,
+  keys: ReadonlySet<string>,
+): Record<string, string> | undefined {
+  let kept: Record<string, string> | undefined;
+  for (const key of keys) {
+    const value = annotations[key];
+    if (value !== undefined && Object.hasOwn(annotations, key)) (kept ??= {})[key] = value;
+  }
+  return kept;
 }
 
 /** A source claim being protected, or a Pending clone or restore. */

@@ -16,6 +16,15 @@ export const ANN_MODIFY_SECRET_NAME = "volume.kubernetes.io/controller-modify-se
 export const ANN_MODIFY_SECRET_NAMESPACE =
   "volume.kubernetes.io/controller-modify-secret-namespace";
 
+/** The claim annotations provisioning's decisions and the Immediate race read. */
+export const CLAIM_DECISION_ANNOTATIONS: readonly string[] = [
+  ANN_SELECTED_NODE,
+  ANN_STORAGE_PROVISIONER,
+  ANN_BETA_STORAGE_PROVISIONER,
+  ANN_BETA_STORAGE_CLASS,
+  ANN_MIGRATED_TO,
+];
+
 /** Finalizer upstream puts on every PV it provisions (reclaim policy Delete). */
 export const PV_PROTECTION_FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer";
 

@@ -17,7 +17,7 @@ import type { Claim, StorageClass } from "../model/objects.ts";
 import type { HandleOutcome } from "../queue/work/workers.ts";
 import { Attempt } from "./attempt.ts";
 import { BackgroundCalls } from "./intent/background_calls.ts";
-import { claimStorageClassName } from "./request/claim_class.ts";
+import { claimStorageClassName } from "../model/claim_class.ts";
 import {
   claimSubject,
   DEFAULT_SLOW_RETRY_MS,

@@ -27,7 +27,7 @@ import {
   ANN_STORAGE_PROVISIONER,
 } from "../model/keys.ts";
 import type { Claim, StorageClass } from "../model/objects.ts";
-import { claimStorageClassName } from "./request/claim_class.ts";
+import { claimStorageClassName } from "../model/claim_class.ts";
 import { atClaim, atClass } from "../model/messages.ts";
 import { type Problem, problem } from "./outcome.ts";
 

@@ -2,9 +2,12 @@
  * The controller_persistentvolumeclaim_provision_* metrics of
  * sig-storage-lib-external-provisioner, with the same names, labels and help
  * texts. Unlike upstream, failures count only claims this node actually tried
- * (an ignored claim is not a failure).
+ * (an ignored claim is not a failure), and the labels are bounded: a class
+ * that does not exist and a data source kind the agent does not provision
+ * from are "other" (model/metric_labels.ts).
  */
 import { Counter, Histogram, type Registry } from "prom-client";
+import { classLabel, sourceLabel } from "../model/metric_labels.ts";
 import type { BoundFactory } from "../queue/bounded_metrics.ts";
 import type { ProvisionLabels, ProvisionMetrics } from "./ports.ts";
 import { SLOW_SET_LIMIT } from "./slow_set.ts";
@@ -13,8 +16,13 @@ import { SOURCE_MISSES_LIMIT } from "./source/misses.ts";
 /** Creates the provisioning metrics in `registry`. */
 export function createProvisionMetrics(
   registry: Registry,
-  bounds?: BoundFactory,
+  options: { classExists: (name: string) => boolean; bounds?: BoundFactory | undefined },
 ): ProvisionMetrics {
+  const { bounds } = options;
+  const bounded = (labels: ProvisionLabels) => ({
+    class: classLabel(labels.class, options.classExists),
+    source: sourceLabel(labels.source),
+  });
   const labelNames = ["class", "source"] as const;
   const total = new Counter({
     name: "controller_persistentvolumeclaim_provision_total",
@@ -39,10 +47,10 @@ export function createProvisionMetrics(
   });
   return {
     succeeded: (labels: ProvisionLabels, seconds: number) => {
-      total.inc({ ...labels });
-      duration.observe({ ...labels }, seconds);
+      total.inc(bounded(labels));
+      duration.observe(bounded(labels), seconds);
     },
-    failed: (labels: ProvisionLabels) => failed.inc({ ...labels }),
+    failed: (labels: ProvisionLabels) => failed.inc(bounded(labels)),
     ...(bounds
       ? {
         slowSet: bounds("infeasible_claims", SLOW_SET_LIMIT),

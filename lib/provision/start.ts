@@ -33,7 +33,7 @@ import { type Synced, waitForSync } from "../runtime/synced.ts";
 import { defaultControllerRateLimiter } from "../queue/work/rate_limiters.ts";
 import { WorkQueue } from "../queue/work/queue.ts";
 import type { Lifecycle } from "../runtime/lifecycle.ts";
-import { claimStorageClassName } from "./request/claim_class.ts";
+import { claimStorageClassName } from "../model/claim_class.ts";
 import type { ProvisionControllerOptions } from "./context.ts";
 import { intentKey } from "./intent/intent.ts";
 import { createProvisionMetrics } from "./metrics.ts";
@@ -108,7 +108,10 @@ export async function startProvisioning(
     sources: parts.sources,
     csi: parts.csi,
     events: parts.events,
-    metrics: createProvisionMetrics(parts.registry, parts.bounds),
+    metrics: createProvisionMetrics(parts.registry, {
+      classExists: (name) => classes.get(name) !== undefined,
+      bounds: parts.bounds,
+    }),
     journal: parts.journal,
     logger,
     ...(race === undefined ? {} : { race }),

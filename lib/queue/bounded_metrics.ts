@@ -27,7 +27,7 @@ class EntriesGauge extends Gauge<"collection"> {
     super({
       name: ENTRIES,
       help:
-        "Entries in a bounded collection of the agent (infeasible_claims, misplaced_source_claims, refused_volumes, event_buffer, event_history, capacity_writes).",
+        "Entries in a bounded collection of the agent (infeasible_claims, misplaced_source_claims, refused_volumes, event_buffer, event_history, capacity_writes, unknown_class_claims).",
       labelNames: ["collection"] as const,
       registers: [registry],
       collect(this: Gauge<"collection">) {
@@ -54,7 +54,7 @@ export function boundedMetrics(registry: Registry): BoundFactory {
     new Counter({
       name: EVICTIONS,
       help:
-        "Entries a bounded collection dropped because it was full (the oldest memo, or for event_buffer the new event).",
+        "Entries a bounded collection dropped because it was full (the oldest memo, or for event_buffer and unknown_class_claims the new entry).",
       labelNames: ["collection"] as const,
       registers: [registry],
     });

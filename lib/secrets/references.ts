@@ -116,6 +116,28 @@ function namesNoSecret(parameters: Record<string, string>): boolean {
   return true;
 }
 
+const ANNOTATION_TOKEN = /^pvc\.annotations\['(.*)'\]$/s;
+
+/**
+ * The claim annotation keys the class's secret name templates read
+ * (`${pvc.annotations['key']}`): the only annotations of a claim, beyond the
+ * fixed ones, that provisioning needs.
+ */
+export function templateAnnotationKeys(parameters: Record<string, string> | undefined): string[] {
+  const keys = new Set<string>();
+  if (parameters === undefined || namesNoSecret(parameters)) return [];
+  for (const [parameter, template] of Object.entries(parameters)) {
+    if (!SECRET_PARAMETER_KEYS.has(parameter)) continue;
+    // With no values at all, every token the template names comes back as missing.
+    const expanded = expandTemplate(template, {});
+    for (const token of expanded.ok ? [] : expanded.missing) {
+      const key = ANNOTATION_TOKEN.exec(token)?.[1];
+      if (key !== undefined) keys.add(key);
+    }
+  }
+  return [...keys];
+}
+
 type Templates =
   | { ok: true; name: string; namespace: string; nameKey: string; namespaceKey: string }
   | { ok: true; name: undefined }

@@ -9,6 +9,7 @@ import {
   resolveSecretReference,
   type SecretPurpose,
   type SecretTemplateInput,
+  templateAnnotationKeys,
 } from "./references.ts";
 import { NO_PV_SECRETS } from "../../tests/builders/provision.ts";
 import { CSI_PARAMETER_PREFIX as PREFIX } from "../model/keys.ts";
@@ -307,4 +308,19 @@ Deno.test("deletionSecretFromAnnotations() tells annotated, secret-less and lega
   });
   deepStrictEqual(deletionSecretFromAnnotations({ [name]: "s" }), { kind: "legacy" });
   deepStrictEqual(deletionSecretFromAnnotations(undefined), { kind: "legacy" });
+});
+
+Deno.test("templateAnnotationKeys: the claim annotations a class's secret templates read, and no others", () => {
+  deepStrictEqual(
+    templateAnnotationKeys({
+      [`${PREFIX}provisioner-secret-name`]: "${pvc.annotations['team.example/secret']}-${pvc.name}",
+      [`${PREFIX}provisioner-secret-namespace`]: "${pvc.namespace}",
+      [`${PREFIX}node-stage-secret-name`]: "$pvc.annotations ${pvc.annotations['a.b/c']}",
+      [`${PREFIX}node-stage-secret-namespace`]: "ns",
+      "kind": "${pvc.annotations['not.a/secret']}",
+    }).sort(),
+    ["a.b/c", "team.example/secret"],
+  );
+  deepStrictEqual(templateAnnotationKeys({ kind: "fast" }), []);
+  deepStrictEqual(templateAnnotationKeys(undefined), []);
 });

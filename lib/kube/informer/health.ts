@@ -13,12 +13,13 @@ export const MIN_HEALTHY_STREAM_MS = 10_000;
 export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 90_000;
 
 /** Why the list/watch loop started over. */
-export type RestartReason = "error" | "expired" | "idle_timeout" | "stream_end";
+export type RestartReason = "error" | "expired" | "idle_timeout" | "stream_end" | "relist";
 export const RESTART_REASONS: readonly RestartReason[] = [
   "error",
   "expired",
   "idle_timeout",
   "stream_end",
+  "relist",
 ];
 
 /** What an informer reports about itself (times: ms since the epoch). */
@@ -65,6 +66,7 @@ export class HealthTracker {
     expired: 0,
     idle_timeout: 0,
     stream_end: 0,
+    relist: 0,
   };
 
   /** A complete list: whatever failed before is over. */

@@ -9,7 +9,7 @@ function health(overrides: Partial<InformerHealth>): InformerHealth {
     synced: true,
     up: true,
     objects: 3,
-    restarts: { error: 0, expired: 0, idle_timeout: 0, stream_end: 0 },
+    restarts: { error: 0, expired: 0, idle_timeout: 0, stream_end: 0, relist: 0 },
     ...overrides,
   };
 }
@@ -39,7 +39,7 @@ Deno.test("informer metrics: up, objects, last list and event, restarts by reaso
       health({
         lastListAt: 1_700_000_000_000,
         lastEventAt: 1_700_000_060_000,
-        restarts: { error: 2, expired: 1, idle_timeout: 0, stream_end: 5 },
+        restarts: { error: 2, expired: 1, idle_timeout: 0, stream_end: 5, relist: 0 },
       }),
   });
   set.add({ health: () => health({ resource: "storageclasses", up: false, synced: false }) });

@@ -29,6 +29,7 @@ import { decodeWatchLine, listAll, type ListWatchTarget, watchOnce } from "./lis
 import { FIRST_RETRY, isConnectionLoss, nextRetry, type Pass, passOfError } from "./retry.ts";
 import { InformerStore } from "./store.ts";
 import { waitBeforeRetry } from "./wait.ts";
+import { waitForSync } from "../../runtime/synced.ts";
 import type { KubeRest, RetryAfterWait } from "../rest/client.ts";
 import type { CacheChange, InformerOptions } from "./types.ts";
 
@@ -50,6 +51,10 @@ export class Informer<T> {
   #streamEvents = 0;
   /** The last pass's watch stayed open MIN_HEALTHY_STREAM_MS or sent an event, however it ended. */
   #lastStreamLasted = false;
+  /** relist() was called since the last list began. */
+  #relistWanted = false;
+  /** Ends the open watch early (relist()). */
+  #watchEnd: AbortController | undefined;
 
   constructor(rest: KubeRest, options: InformerOptions<T>) {
     this.#rest = rest;
@@ -95,6 +100,16 @@ export class Informer<T> {
     return this.#synced;
   }
 
+  /**
+   * Lists again soon, from scratch, and watches from there: what `trim`
+   * keeps has changed, and objects it dropped may now be kept. A list under
+   * way is followed by another one.
+   */
+  relist(): void {
+    this.#relistWanted = true;
+    this.#watchEnd?.abort();
+  }
+
   /** The informer's state now; reading it changes nothing. */
   health(): InformerHealth {
     const { resource } = this.#options;
@@ -105,6 +120,8 @@ export class Informer<T> {
   /** Lists and watches until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     this.#store.seal();
+    const after = this.#options.after;
+    if (after !== undefined && !(await waitForSync([after], signal))) return;
     const bounds = this.#options.backoff ?? DEFAULT_BACKOFF;
     const random = this.#options.random ?? Math.random;
     let state = FIRST_RETRY;
@@ -131,16 +148,21 @@ export class Informer<T> {
   /** One list (when needed) and one watch; how it ended. */
   async #pass(signal: AbortSignal): Promise<Pass> {
     let openedAt: number | undefined;
+    const watchEnd = new AbortController();
+    const stop = () => watchEnd.abort();
+    signal.addEventListener("abort", stop, { once: true });
     try {
-      if (this.#resourceVersion === "") await this.#relist(signal);
+      while (this.#resourceVersion === "" || this.#relistWanted) await this.#relist(signal);
       const started = this.#now();
+      this.#watchEnd = watchEnd;
       const end = await watchOnce(this.#target, {
         resourceVersion: this.#resourceVersion,
         inactivityMs: this.#idleTimeoutMs(),
-        signal,
+        signal: watchEnd.signal,
         onOpen: () => this.#tracker.opened(openedAt = this.#now()),
         onLine: (line) => this.#apply(line),
       });
+      if (end === "aborted" && !signal.aborted) return { reason: "relist" };
       if (end === "idle") {
         this.#resourceVersion = "";
         return { reason: "idle_timeout" };
@@ -154,6 +176,8 @@ export class Informer<T> {
       if (pass.reason === "expired") this.#resourceVersion = "";
       return pass;
     } finally {
+      signal.removeEventListener("abort", stop);
+      this.#watchEnd = undefined;
       this.#lastStreamLasted = openedAt !== undefined && this.#streamProgressed(openedAt);
       this.#tracker.closed(this.#now());
       this.#streamEvents = 0;
@@ -215,8 +239,10 @@ export class Informer<T> {
   }
 
   async #relist(signal: AbortSignal): Promise<void> {
+    this.#relistWanted = false;
     const { objects, resourceVersion } = await listAll(this.#target, signal);
     this.#store.replace(objects, this.#options.resourceVersionOf);
+    this.#options.relisted?.(this.#store.keys());
     this.#resourceVersion = resourceVersion;
     this.#synced = true;
     this.#tracker.listed(this.#now());

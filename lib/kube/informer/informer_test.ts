@@ -171,6 +171,37 @@ Deno.test("Informer applies watch events, follows bookmarks and resumes from the
   await running;
 });
 
+Deno.test("Informer relist(): a list under way is followed by another, an open watch ends for one", async () => {
+  const { rest, seen } = scriptedRest({
+    lists: [[[raw({ name: "a", rv: "1" })]], [[
+      raw({ name: "a", rv: "1" }),
+      raw({ name: "b", rv: "2" }),
+    ]]],
+    watches: [],
+  });
+  const { cache, changes } = informer(rest);
+  const listing = rest.request.bind(rest);
+  let relistDuringList = true;
+  rest.request = <T>(request: KubeRequest): Promise<T> => {
+    if (relistDuringList) cache.relist();
+    relistDuringList = false;
+    return listing<T>(request);
+  };
+  const stop = new AbortController();
+  const running = cache.run(stop.signal);
+  const waits = { timeoutMs: 2000, intervalMs: 5 };
+  await waitFor(() => seen.watches.length === 1, { description: "a watch", ...waits });
+  strictEqual(seen.lists.length, 2, "the list asked for during a list");
+  cache.relist();
+  await waitFor(() => seen.watches.length === 2, { description: "another watch", ...waits });
+  strictEqual(seen.lists.length, 3);
+  deepStrictEqual(changes, ["add ns/a", "add ns/b"]);
+  strictEqual(cache.health().restarts.relist, 1, "the ended watch counts as a relist");
+  strictEqual(cache.health().failingSince, undefined, "not a failure");
+  stop.abort();
+  await running;
+});
+
 Deno.test("Informer relists on 410 Gone and reports objects that vanished meanwhile", async () => {
   const { rest, seen } = scriptedRest({
     lists: [[[raw({ name: "a", rv: "1" }), raw({ name: "b", rv: "2" })]], [[

@@ -53,7 +53,7 @@ export function registerInformerMetrics(
   new Counter({
     name: "csi_node_provisioner_informer_restarts_total",
     help:
-      "Restarts of the informer's list and watch, by reason: error (a list or watch failed or broke), expired (410 Gone: relisted), idle_timeout (the watch sent nothing for --watch-idle-timeout: relisted), stream_end (the server ended the watch; normal every 5 to 10 minutes).",
+      "Restarts of the informer's list and watch, by reason: error (a list or watch failed or broke), expired (410 Gone: relisted), idle_timeout (the watch sent nothing for --watch-idle-timeout: relisted), stream_end (the server ended the watch; normal every 5 to 10 minutes), relist (what the agent keeps of the resource changed: for claims, a StorageClass of the driver appeared).",
     labelNames: ["resource", "reason"] as const,
     registers: [registry],
     collect(this: Counter<"resource" | "reason">) {

@@ -17,6 +17,8 @@ export class WatchEventError extends Error {}
 export type Pass =
   | { reason: "stream_end"; healthy: boolean }
   | { reason: "idle_timeout" | "expired"; error?: undefined }
+  /** The owner asked for a fresh list: what the cache keeps has changed. */
+  | { reason: "relist"; error?: undefined }
   | { reason: "error"; error: unknown };
 
 /** A pass that threw: a 410 Gone (in an answer or a watch event) is a relist, the rest an error. */
@@ -57,7 +59,7 @@ type RetryDecision = { wait: false } | { wait: true; delayMs: number };
  * 410s in a row escalate.
  */
 function countFailures(state: RetryState, pass: Pass, lasted: boolean): RetryState {
-  if (pass.reason === "stream_end" && pass.healthy) {
+  if ((pass.reason === "stream_end" && pass.healthy) || pass.reason === "relist") {
     return { failures: 0, previous: pass, fresh: true };
   }
   const { previous } = state;

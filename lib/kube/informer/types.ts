@@ -25,6 +25,10 @@ export interface InformerOptions<T> {
    */
   trim: (raw: RawObject) => T | undefined;
   resourceVersionOf: (object: T) => string;
+  /** Told the keys the cache holds after each full list (and its announced changes). */
+  relisted?: (keys: IterableIterator<string>) => void;
+  /** The first list waits until this cache has listed once: `trim` reads it. */
+  after?: { hasSynced(): boolean };
   logger: Logger;
   pageSize?: number;
   /** Restart delays after failures: base·2^(failures-1), capped, jittered (client-go's reflector: 1 s to 30 s). */

@@ -66,6 +66,8 @@ async function started(lists: Record<string, unknown[]>) {
   const server = perSelectorRest(lists);
   const caches = createProvisioningCaches(server.rest, {
     nodeName: "node-a",
+    driverName: "hostpath.csi.k8s.io",
+    templateKeys: () => [],
     keepVolume: (volume) =>
       volume.spec.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions?.[0]
         ?.values?.[0] === "node-a",
@@ -159,6 +161,8 @@ Deno.test("the PV cache is not synced, nor up, until both watches are", async ()
   const server = perSelectorRest({ [MINE]: [], [UNLABELLED]: [] }, UNLABELLED);
   const caches = createProvisioningCaches(server.rest, {
     nodeName: "node-a",
+    driverName: "hostpath.csi.k8s.io",
+    templateKeys: () => [],
     keepVolume: () => true,
     volumeLabels: { "csi.storage.k8s.io/managed-by": "external-provisioner-node-a" },
     logger: quiet,
@@ -170,7 +174,13 @@ Deno.test("the PV cache is not synced, nor up, until both watches are", async ()
   const health = caches.volumes.health();
   deepStrictEqual([caches.volumes.hasSynced(), health.synced, health.up], [false, false, false]);
   strictEqual(health.lastError, "connection refused");
-  deepStrictEqual(health.restarts, { error: 1, expired: 0, idle_timeout: 0, stream_end: 0 });
+  deepStrictEqual(health.restarts, {
+    error: 1,
+    expired: 0,
+    idle_timeout: 0,
+    stream_end: 0,
+    relist: 0,
+  });
   strictEqual(typeof health.failingSince, "number");
   stop.abort();
   await running;

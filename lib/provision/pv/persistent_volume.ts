@@ -17,7 +17,7 @@ import type {
 } from "../../model/objects.ts";
 import { formatBinarySI } from "../../model/quantity.ts";
 import { isConfinedToNode, volumeNodeAffinity } from "../../topology/affinity.ts";
-import { claimStorageClassName } from "../request/claim_class.ts";
+import { claimStorageClassName } from "../../model/claim_class.ts";
 import { type Problem, problem } from "../outcome.ts";
 import type { ProvisionPlan } from "../request/request.ts";
 import { deletionSecretAnnotations, modifySecretAnnotations } from "../../secrets/annotations.ts";

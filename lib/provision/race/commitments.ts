@@ -14,7 +14,7 @@
  */
 import { ANN_SELECTED_NODE } from "../../model/keys.ts";
 import type { Claim } from "../../model/objects.ts";
-import { claimStorageClassName } from "../request/claim_class.ts";
+import { claimStorageClassName } from "../../model/claim_class.ts";
 import { requiredBytes } from "../request/size.ts";
 
 interface Commitment {

@@ -3,8 +3,8 @@
  * reads it: the beta annotation `volume.beta.kubernetes.io/storage-class`
  * wins over `spec.storageClassName`.
  */
-import { ANN_BETA_STORAGE_CLASS } from "../../model/keys.ts";
-import type { Claim } from "../../model/objects.ts";
+import { ANN_BETA_STORAGE_CLASS } from "./keys.ts";
+import type { Claim } from "./objects.ts";
 
 /** The claim's class name, "" when it names none. */
 export function claimStorageClassName(claim: Claim): string {
