@@ -11,7 +11,8 @@
 import type { Logger } from "../../log/logger.ts";
 import { sleep } from "../../runtime/sleep.ts";
 import type { AgentsLiveness, CapacityClient, EventRecorder, PublishedObjects } from "../ports.ts";
-import { decideWithdrawals, livenessWatchers, type Unattended, withdrawalEvent } from "./decide.ts";
+import { livenessWatchers } from "../../liveness/watchers.ts";
+import { decideWithdrawals, type Unattended, withdrawalEvent } from "./decide.ts";
 import type { WithdrawMetrics } from "./metrics.ts";
 
 /** What the loop is given. */

@@ -3,7 +3,7 @@ import { quiet } from "../../../tests/fakes/logger.ts";
 import type { AgentSighting } from "../../liveness/view.ts";
 import type { EventRecord } from "../../model/events.ts";
 import type { PublishedCapacity } from "../../model/storage_capacity.ts";
-import { livenessWatchers } from "./decide.ts";
+import { livenessWatchers } from "../../liveness/watchers.ts";
 import { CapacityWithdrawer } from "./withdrawer.ts";
 
 const NOW = 1_000_000;
