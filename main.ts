@@ -29,6 +29,7 @@ import {
 import { LostVolumeHandler } from "./lib/delete/lost/act.ts";
 import { createLostMetrics, type LostMetrics } from "./lib/delete/lost/metrics.ts";
 import { startNodeLoss } from "./lib/delete/lost/start.ts";
+import { checkVolumesOnDriver } from "./lib/delete/lost/driver_check.ts";
 import { parseConfig } from "./lib/config/config.ts";
 import { problemsText } from "./lib/config/help.ts";
 import type { Config } from "./lib/config/types.ts";
@@ -274,6 +275,7 @@ async function startControllers(
     "Informers synced; provisioning claims selected to this node and deleting its released volumes",
   );
   for (const start of work.starts) start();
+  checkDriverVolumes(agent, { driver, kube, lost });
   // Claims wait for the journal: until it is loaded its intents are unknown, so none may be created.
   const journal = options.journal;
   if (journal.journal === undefined) {
@@ -419,6 +421,36 @@ function lostVolumes(
     logger: agent.logger.child({ component: "lost" }),
   });
   return { handler, metrics };
+}
+
+/** This node's volumes checked against the driver, once (the PV informer has synced). */
+function checkDriverVolumes(
+  agent: Agent,
+  parts: {
+    driver: DriverInfo;
+    kube: KubeConnection;
+    lost: { handler: LostVolumeHandler; metrics: LostMetrics };
+  },
+): void {
+  const { driver } = parts;
+  const logger = agent.logger.child({ component: "lost" });
+  const check = checkVolumesOnDriver({
+    csi: new CsiController(agent.connection),
+    volumes: parts.kube.informers.volumes,
+    handler: parts.lost.handler,
+    metrics: parts.lost.metrics,
+    logger,
+  }, {
+    name: driver.name,
+    segment: driver.segment,
+    capabilities: driver.controllerCapabilities,
+    releaseOn: agent.config.nodeLossReleaseAfterMs > 0,
+  }, agent.life.shutdown.signal).then(() => {}, (error) => {
+    if (!agent.life.shutdown.signal.aborted) {
+      logger.warn({ err: error }, "Cannot check this node's volumes against the CSI driver");
+    }
+  });
+  agent.life.track(check, { name: "volume check" });
 }
 
 /** On the Lease watchers: the clock of gone agents' deleted Nodes, and their volumes' release. */

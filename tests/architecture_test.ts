@@ -56,6 +56,7 @@ const DECISIONS = new Set([
   "lib/delete/decide.ts",
   "lib/delete/lost/decide.ts",
   "lib/delete/lost/volumes.ts",
+  "lib/delete/lost/missing.ts",
   "lib/capacity/plan/plan.ts",
   "lib/capacity/plan/desired.ts",
   "lib/capacity/withdraw/decide.ts",

@@ -32,22 +32,28 @@ export class LostVolumeHandler {
   }
 
   /**
-   * Acts on each PV (`cause` says why it is lost); returns how many are
-   * still on their way out (released now, or their claim deleted), after
-   * which the caller looks again soon.
+   * Acts on each PV (`cause` says why it is lost; `reason` replaces
+   * LostNodeVolume in the reports; without `release` every one is only
+   * reported); returns how many are still on their way out (released now,
+   * or their claim deleted), after which the caller looks again soon.
    */
   async handle(
     pvs: readonly PersistentVolume[],
     cause: string,
     signal: AbortSignal,
+    options: { reason?: string; release?: boolean } = {},
   ): Promise<number> {
+    const release = options.release ?? true;
     let moving = 0;
     for (const pv of pvs) {
       if (signal.aborted) break;
-      const action = lostVolumeAction(pv, (name) => this.#deps.classes.get(name));
-      if (action.kind === "report") this.#report(pv, cause, false);
+      let action = lostVolumeAction(pv, (name) => this.#deps.classes.get(name));
+      if (!release && action.kind !== "none") action = { kind: "report" };
+      if (action.kind === "report") this.#report(pv, cause, false, options.reason);
       if (action.kind === "release") await this.#release(pv, cause, signal);
-      if (action.kind === "deleteClaim") await this.#deleteClaim(pv, action.claim, cause, signal);
+      if (action.kind === "deleteClaim") {
+        await this.#deleteClaim(pv, action.claim, cause, signal, options.reason);
+      }
       if (action.kind === "release" || action.kind === "deleteClaim") moving++;
     }
     return moving;
@@ -64,12 +70,15 @@ export class LostVolumeHandler {
     this.#deps.events.record(event);
   }
 
-  #report(pv: PersistentVolume, cause: string, claimDeleted: boolean): void {
+  #report(pv: PersistentVolume, cause: string, claimDeleted: boolean, reason?: string): void {
     const key = pv.metadata.uid ?? pv.metadata.name;
     if (this.#reported.has(key)) return;
     this.#reported.add(key);
     this.#deps.metrics.volumes("reported");
-    const events = reportedEvents(pv, cause, { claimDeleted });
+    const events = reportedEvents(pv, cause, {
+      claimDeleted,
+      ...(reason === undefined ? {} : { reason }),
+    });
     this.#deps.logger.warn({ pv: pv.metadata.name }, events[0]!.message);
     for (const event of events) this.#deps.events.record(event);
   }
@@ -79,8 +88,9 @@ export class LostVolumeHandler {
     claim: { namespace: string; name: string; uid: string },
     cause: string,
     signal: AbortSignal,
+    reason?: string,
   ): Promise<void> {
-    this.#report(pv, cause, true);
+    this.#report(pv, cause, true, reason);
     if (this.#claimsDone.has(claim.uid)) return;
     const result = await this.#deps.api.deleteClaim(claim, signal);
     this.#claimsDone.add(claim.uid);

@@ -61,7 +61,7 @@ export function reportedEvents(
     ? "its reclaimPolicy is not Delete, so it is kept: delete it when it is no longer needed."
     : what.claimDeleted
     ? "its StorageClass opts in, so its claim is deleted."
-    : 'its pods cannot be scheduled anywhere: delete the claim so that it is provisioned again on a live node, or annotate the StorageClass csi-node-provisioner.io/delete-claims-of-lost-nodes: "true" to have that done.';
+    : 'its pods cannot run with it: delete the claim so that it is provisioned again, or annotate the StorageClass csi-node-provisioner.io/delete-claims-of-lost-nodes: "true" to have that done (with --node-loss-release-after).';
   const message = `PersistentVolume ${pv.metadata.name} is ${
     pv.status?.phase ?? "?"
   } and ${cause}; ${next}`;
