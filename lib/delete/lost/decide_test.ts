@@ -1,20 +1,14 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import type { AgentSighting } from "../../liveness/view.ts";
 import { rendezvous } from "../../model/rendezvous.ts";
+import { sighting } from "../../../tests/builders/liveness.ts";
 import { chooseLost, lostNodeCount, nodeLossStep } from "./decide.ts";
 
 const NOW = 1_000_000;
 const MIN = 60_000;
 
 function agent(node: string, aliveUntilMs: number, nodeGoneSinceMs?: number): AgentSighting {
-  return {
-    publisher: `external-provisioner-${node}`,
-    node,
-    lease: `lease-${node}`,
-    renewedAtMs: 0,
-    aliveUntilMs,
-    ...(nodeGoneSinceMs === undefined ? {} : { nodeGoneSinceMs }),
-  };
+  return sighting(node, aliveUntilMs, nodeGoneSinceMs === undefined ? {} : { nodeGoneSinceMs });
 }
 
 Deno.test("chooseLost: each expired agent is acted for by exactly one live watcher", () => {

@@ -10,7 +10,6 @@
 import type { Logger } from "../../log/logger.ts";
 import { livenessWatchers } from "../../liveness/watchers.ts";
 import type { AgentSighting } from "../../liveness/view.ts";
-import { sleep } from "../../runtime/sleep.ts";
 import type { LostVolumeHandler } from "./act.ts";
 import { chooseLost, lostNodeCount, nodeLossStep } from "./decide.ts";
 import { nodeGoneCause } from "./events.ts";
@@ -38,10 +37,9 @@ export interface ReleaserOptions {
   self: string;
   driverName: string;
   releaseAfterMs: number;
-  checkEveryMs: number;
 }
 
-/** Checks on a timer until stopped. */
+/** The rounds; start.ts runs them on a timer. */
 export class LostNodeReleaser {
   readonly #deps: ReleaserDeps;
   readonly #options: ReleaserOptions;
@@ -53,17 +51,6 @@ export class LostNodeReleaser {
   constructor(deps: ReleaserDeps, options: ReleaserOptions) {
     this.#deps = deps;
     this.#options = options;
-  }
-
-  async run(signal: AbortSignal): Promise<void> {
-    while (await sleep(this.#options.checkEveryMs, signal)) {
-      try {
-        await this.check(signal);
-      } catch (error) {
-        if (signal.aborted) return;
-        this.#deps.logger.warn({ err: error }, "Cannot check the nodes of gone agents");
-      }
-    }
   }
 
   /** One round; nothing while this agent does not watch the Leases. */

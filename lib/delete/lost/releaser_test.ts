@@ -1,9 +1,9 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { quiet } from "../../../tests/fakes/logger.ts";
-import type { AgentSighting } from "../../liveness/view.ts";
 import type { EventRecord } from "../../model/events.ts";
 import { nodeLabels } from "../../model/labels.ts";
-import type { PersistentVolume, StorageClass } from "../../model/objects.ts";
+import type { PersistentVolume } from "../../model/objects.ts";
+import { optInClass, sighting } from "../../../tests/builders/liveness.ts";
 import { LostVolumeHandler } from "./act.ts";
 import type { LostMetrics } from "./metrics.ts";
 import { LostNodeReleaser } from "./releaser.ts";
@@ -26,15 +26,7 @@ function volume(name: string, phase: string, className: string): PersistentVolum
   };
 }
 
-const OPT_IN: StorageClass = {
-  metadata: {
-    name: "opt-in",
-    uid: "c",
-    resourceVersion: "1",
-    annotations: { "csi-node-provisioner.io/delete-claims-of-lost-nodes": "true" },
-  },
-  provisioner: DRIVER,
-};
+const OPT_IN = optInClass("opt-in", DRIVER);
 
 function world(options: { claimDelete?: "deleted" | "forbidden" } = {}) {
   let now = 10 * MIN;
@@ -44,14 +36,8 @@ function world(options: { claimDelete?: "deleted" | "forbidden" } = {}) {
   const events: EventRecord[] = [];
   const counted: string[] = [];
   const deleted = new Set<string>();
-  const lost: AgentSighting = {
-    publisher: "external-provisioner-lost",
-    node: "lost",
-    lease: "lease-lost",
-    renewedAtMs: 0,
-    aliveUntilMs: 0,
-  };
-  const me: AgentSighting = { ...lost, publisher: SELF, node: "self", aliveUntilMs: Infinity };
+  const lost = sighting("lost", 0);
+  const me = sighting("self", Infinity);
   const metrics: LostMetrics = {
     volumes: (action) => void counted.push(action),
     lostNodes: () => {},
@@ -102,7 +88,7 @@ function world(options: { claimDelete?: "deleted" | "forbidden" } = {}) {
     metrics,
     logger: quiet,
     now: () => now,
-  }, { self: SELF, driverName: DRIVER, releaseAfterMs: 20_000, checkEveryMs: 5000 });
+  }, { self: SELF, driverName: DRIVER, releaseAfterMs: 20_000 });
   return {
     releaser,
     calls,

@@ -1,5 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
-import type { PersistentVolume, StorageClass } from "../../model/objects.ts";
+import type { PersistentVolume } from "../../model/objects.ts";
+import { optInClass } from "../../../tests/builders/liveness.ts";
 import { nodeLabels } from "../../model/labels.ts";
 import { lostNodeVolumes, lostVolumeAction } from "./volumes.ts";
 
@@ -55,15 +56,7 @@ Deno.test("lostNodeVolumes: the node's labelled PVs, and unlabelled ones whose o
 });
 
 Deno.test("lostVolumeAction: Released Delete released, Retain and Bound reported, claims only with the opt-in", () => {
-  const optIn: StorageClass = {
-    metadata: {
-      name: "opt-in",
-      uid: "c",
-      resourceVersion: "1",
-      annotations: { "csi-node-provisioner.io/delete-claims-of-lost-nodes": "true" },
-    },
-    provisioner: DRIVER,
-  };
+  const optIn = optInClass("opt-in", DRIVER);
   const classOf = (name: string) => name === "opt-in" ? optIn : undefined;
   const kind = (v: PersistentVolume) => lostVolumeAction(v, classOf).kind;
   deepStrictEqual(
