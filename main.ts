@@ -18,13 +18,11 @@ import { startCapacity } from "./lib/capacity/start.ts";
 import { startLiveness } from "./lib/liveness/start.ts";
 import type { LeaseWatch } from "./lib/liveness/watch.ts";
 import {
-  ANN_LEASE_RELEASE_AFTER,
   ANN_LEASE_SEGMENT,
-  ANN_NODE_GONE_SINCE,
+  goneSinceNotes,
   LEASE_DURATION_SECONDS,
   leaseLabels,
   leaseName,
-  releaseAfterNote,
 } from "./lib/model/lease.ts";
 import { LostVolumeHandler } from "./lib/delete/lost/act.ts";
 import { createLostMetrics, type LostMetrics } from "./lib/delete/lost/metrics.ts";
@@ -475,15 +473,9 @@ function watchLostNodes(
     },
     reads: {
       nodeExists: async (name, signal) => (await kube.api.readNodeUid(name, signal)) !== undefined,
-      noteGoneSince: async (lease, sinceMs, signal) => {
-        const annotations = sinceMs === undefined
-          ? { [ANN_NODE_GONE_SINCE]: null, [ANN_LEASE_RELEASE_AFTER]: null }
-          : {
-            [ANN_NODE_GONE_SINCE]: new Date(sinceMs).toISOString(),
-            [ANN_LEASE_RELEASE_AFTER]: releaseAfterNote(releaseAfterMs),
-          };
-        return (await leases.annotate(lease, annotations, signal)) === "updated";
-      },
+      noteGoneSince: async (lease, sinceMs, signal) =>
+        (await leases.annotate(lease, goneSinceNotes(sinceMs, releaseAfterMs), signal)) ===
+          "updated",
       listVolumes: (signal) => kube.listVolumes(signal),
     },
     volumes: parts.lost.handler,

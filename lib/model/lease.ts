@@ -93,7 +93,20 @@ function parseSegment(text: string | undefined): Record<string, string> | undefi
   }
 }
 
-/** ANN_LEASE_RELEASE_AFTER's value. */
-export function releaseAfterNote(releaseAfterMs: number): string {
-  return `${Math.round(releaseAfterMs / 1000)}s`;
+/**
+ * The annotations a watcher writes on a gone agent's Lease: the Node gone
+ * since `sinceMs`, with its own --node-loss-release-after (in seconds, as
+ * a Go duration); undefined removes both.
+ */
+export function goneSinceNotes(
+  sinceMs: number | undefined,
+  releaseAfterMs: number,
+): Record<string, string | null> {
+  if (sinceMs === undefined) {
+    return { [ANN_NODE_GONE_SINCE]: null, [ANN_LEASE_RELEASE_AFTER]: null };
+  }
+  return {
+    [ANN_NODE_GONE_SINCE]: new Date(sinceMs).toISOString(),
+    [ANN_LEASE_RELEASE_AFTER]: `${Math.round(releaseAfterMs / 1000)}s`,
+  };
 }
