@@ -92,7 +92,11 @@ export class ExplainReader {
     return this.#list(path, { labelSelector: options.labelSelector });
   }
 
-  /** The Leases of the driver's agents, every namespace; undefined when they may not be read. */
+  /**
+   * The Leases of the driver's agents, every namespace; undefined when they
+   * may not be read (403), or cannot be asked for (400: a provisioner name
+   * that is no label value has no agents).
+   */
   async agentLeases(driverName: string): Promise<AgentLease[] | undefined> {
     try {
       const raw = await this.#list<RawObject>("/apis/coordination.k8s.io/v1/leases", {
@@ -100,7 +104,7 @@ export class ExplainReader {
       });
       return raw.flatMap((lease) => trimAgentLease(lease) ?? []);
     } catch (error) {
-      if (hasStatus(error, 403)) return undefined;
+      if (hasStatus(error, 403) || hasStatus(error, 400)) return undefined;
       throw error;
     }
   }

@@ -32,6 +32,7 @@ import { hostpathStorageClass } from "../cluster/hostpath.ts";
 import { ANN_NODE_GONE_SINCE, leaseName } from "../../lib/model/lease.ts";
 import { ANN_DELETE_CLAIMS_OF_LOST_NODES } from "../../lib/delete/lost/volumes.ts";
 import { metricValue, startCapacityAgents } from "./capacity_support.ts";
+import { runExplain } from "./explain_support.ts";
 import { scrape, step } from "./support.ts";
 
 const NODES = ["node-a", "node-b", "node-c", "node-d"];
@@ -307,6 +308,17 @@ Deno.test("lost nodes: released after the grace, never a Node that came back; vo
         ],
         "b-gone",
       );
+      const explained = await runExplain(["-n", NS, "c-bound"], {
+        KUBECONFIG: cluster.kubeconfigPath,
+      });
+      assert.equal(explained.code, 0, explained.stderr);
+      const section = explained.stdout.split("\n\n").find((block) =>
+        block.startsWith("Node loss:")
+      );
+      assert.match(section ?? "", /Node node-c does not exist/, explained.stdout);
+      assert.match(section!, /its agent's Lease csi-node-provisioner-\w+-node-c expired at/);
+      assert.match(section!, new RegExp(`saw the Node deleted at ${since.replace(/\./g, "\\.")}`));
+      assert.match(section!, /\(--node-loss-release-after 20s\) a Released volume of that node/);
       const watchers = ["node-a", "node-b", "node-d"];
       const series = "csi_node_provisioner_lost_node_volumes_total";
       assert.equal(await total(agents, watchers, `${series}{action="released"}`), 2);
