@@ -17,7 +17,17 @@ import { refreshingCapacity } from "./lib/capacity/publish/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
 import { startLiveness } from "./lib/liveness/start.ts";
 import type { LeaseWatch } from "./lib/liveness/watch.ts";
-import { LEASE_DURATION_SECONDS, leaseLabels, leaseName } from "./lib/model/lease.ts";
+import {
+  ANN_LEASE_SEGMENT,
+  goneSinceNotes,
+  LEASE_DURATION_SECONDS,
+  leaseLabels,
+  leaseName,
+} from "./lib/model/lease.ts";
+import { LostVolumeHandler } from "./lib/delete/lost/act.ts";
+import { createLostMetrics, type LostMetrics } from "./lib/delete/lost/metrics.ts";
+import { startNodeLoss } from "./lib/delete/lost/start.ts";
+import { checkVolumesOnDriver } from "./lib/delete/lost/driver_check.ts";
 import { parseConfig } from "./lib/config/config.ts";
 import { problemsText } from "./lib/config/help.ts";
 import type { Config } from "./lib/config/types.ts";
@@ -233,8 +243,10 @@ async function startControllers(
   // Every node's CSIStorageCapacity objects of the driver and the agents' Leases: the
   // withdrawal of a gone agent's capacity reads them, the Immediate binding race the first.
   const peers = config.enableCapacity ? watchPeers(agent, { driver, kube }) : undefined;
+  const lost = lostVolumes(agent, kube);
   if (peers !== undefined) {
     csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues, peers }));
+    watchLostNodes(agent, { driver, kube, peers, lost });
   }
   const published = readsPublishedCapacity(config) ? peers?.published : undefined;
   const caches = [
@@ -262,6 +274,7 @@ async function startControllers(
     "Informers synced; provisioning claims selected to this node and deleting its released volumes",
   );
   for (const start of work.starts) start();
+  checkDriverVolumes(agent, { driver, kube, lost });
   // Claims wait for the journal: until it is loaded its intents are unknown, so none may be created.
   const journal = options.journal;
   if (journal.journal === undefined) {
@@ -384,12 +397,98 @@ function watchPeers(agent: Agent, parts: { driver: DriverInfo; kube: KubeConnect
     labels: leaseLabels(driver.name, nodeName),
     holder: nodeName,
     durationSeconds: LEASE_DURATION_SECONDS,
+    annotations: driver.segment === null
+      ? {}
+      : { [ANN_LEASE_SEGMENT]: JSON.stringify(driver.segment) },
   });
   const logger = agent.logger.child({ component: "liveness" });
   const openLeases = () => kube.watchAgentLeases(driver.name);
   const lister = kube.agentLeases(driver.name);
   const leases = startLiveness({ lease, openLeases, lister, logger }, agent.life);
   return { published: kube.watchPublishedCapacity(driver.name), leases };
+}
+
+/** The handling of lost volumes, shared by the lost nodes' release and the start-up check. */
+function lostVolumes(
+  agent: Agent,
+  kube: KubeConnection,
+): { handler: LostVolumeHandler; metrics: LostMetrics } {
+  const metrics = createLostMetrics(agent.metrics.registry);
+  const handler = new LostVolumeHandler({
+    api: kube.api,
+    classes: kube.informers.classes,
+    events: kube.events,
+    metrics,
+    logger: agent.logger.child({ component: "lost" }),
+  });
+  return { handler, metrics };
+}
+
+/** This node's volumes checked against the driver, once (the PV informer has synced). */
+function checkDriverVolumes(
+  agent: Agent,
+  parts: {
+    driver: DriverInfo;
+    kube: KubeConnection;
+    lost: { handler: LostVolumeHandler; metrics: LostMetrics };
+  },
+): void {
+  const { driver } = parts;
+  const logger = agent.logger.child({ component: "lost" });
+  const check = checkVolumesOnDriver({
+    csi: new CsiController(agent.connection),
+    volumes: parts.kube.informers.volumes,
+    handler: parts.lost.handler,
+    metrics: parts.lost.metrics,
+    logger,
+  }, {
+    name: driver.name,
+    segment: driver.segment,
+    capabilities: driver.controllerCapabilities,
+    releaseOn: agent.config.nodeLossReleaseAfterMs > 0,
+  }, agent.life.shutdown.signal).then(() => {}, (error) => {
+    if (!agent.life.shutdown.signal.aborted) {
+      logger.warn({ err: error }, "Cannot check this node's volumes against the CSI driver");
+    }
+  });
+  agent.life.track(check, { name: "volume check" });
+}
+
+/** On the Lease watchers: the clock of gone agents' deleted Nodes, and their volumes' release. */
+function watchLostNodes(
+  agent: Agent,
+  parts: {
+    driver: DriverInfo;
+    kube: KubeConnection;
+    peers: Peers;
+    lost: { handler: LostVolumeHandler; metrics: LostMetrics };
+  },
+): void {
+  const { kube, peers, driver } = parts;
+  const releaseAfterMs = agent.config.nodeLossReleaseAfterMs;
+  const leases = kube.agentLeases(driver.name);
+  const informer = peers.published.informer;
+  startNodeLoss({
+    leases: peers.leases,
+    publishers: {
+      list: () => [...new Set(informer.list().map((object) => object.publisher))],
+      hasSynced: () => informer.hasSynced(),
+    },
+    reads: {
+      nodeExists: async (name, signal) => (await kube.api.readNodeUid(name, signal)) !== undefined,
+      noteGoneSince: async (lease, sinceMs, signal) =>
+        (await leases.annotate(lease, goneSinceNotes(sinceMs, releaseAfterMs), signal)) ===
+          "updated",
+      listVolumes: (signal) => kube.listVolumes(signal),
+    },
+    volumes: parts.lost.handler,
+    metrics: parts.lost.metrics,
+    logger: agent.logger.child({ component: "lost" }),
+  }, {
+    self: managedByLabel(agent.config.nodeName),
+    driverName: driver.name,
+    releaseAfterMs,
+  }, agent.life);
 }
 
 /** The capacity publisher (--enable-capacity), with its own client for writes. */

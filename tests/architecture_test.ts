@@ -54,9 +54,13 @@ const DECISIONS = new Set([
   "lib/provision/race/may_race.ts",
   "lib/provision/race/published_capacity.ts",
   "lib/delete/decide.ts",
+  "lib/delete/lost/decide.ts",
+  "lib/delete/lost/volumes.ts",
+  "lib/delete/lost/missing.ts",
   "lib/capacity/plan/plan.ts",
   "lib/capacity/plan/desired.ts",
   "lib/capacity/withdraw/decide.ts",
+  "lib/liveness/watchers.ts",
   "lib/clone/decide.ts",
 ]);
 const PATHS = ["provision", "delete", "capacity", "clone"];

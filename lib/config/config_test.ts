@@ -286,3 +286,16 @@ Deno.test("parseConfig() reads --capacity-withdraw-after (default 5m, 0 disables
     "--capacity-withdraw-after must not be negative (0 disables it), got -1000ms",
   ]);
 });
+
+Deno.test("parseConfig() reads --node-loss-release-after (default off; needs --enable-capacity)", () => {
+  strictEqual(run(parseConfig(BASE, NODE_ENV)).nodeLossReleaseAfterMs, 0);
+  const on = ["--enable-capacity", "--capacity-owner-node", "--node-loss-release-after=30m"];
+  const env = { ...NODE_ENV, NAMESPACE: "csi" };
+  strictEqual(run(parseConfig([...BASE, ...on], env)).nodeLossReleaseAfterMs, 1_800_000);
+  deepStrictEqual(problems(parseConfig([...BASE, "--node-loss-release-after=1h"], NODE_ENV)), [
+    "--node-loss-release-after needs --enable-capacity: only the agents that publish capacity renew and watch the Leases that tell which nodes are gone",
+  ]);
+  deepStrictEqual(problems(parseConfig([...BASE, "--node-loss-release-after=-1s"], NODE_ENV)), [
+    "--node-loss-release-after must not be negative (0 disables it), got -1000ms",
+  ]);
+});

@@ -200,6 +200,13 @@ const PROVISIONER: Row[] = [
     "(csi-node-provisioner only) With --enable-capacity: when a node's agent has not been alive for this long (its Lease in NAMESPACE, renewed every 30s, expired, or missing while the node has CSIStorageCapacity objects of the driver), one live agent deletes that node's CSIStorageCapacity objects, so that the scheduler stops sending claims there, with a Warning Event CapacityWithdrawn; the agent publishes them again when it is back. 0 disables the withdrawal (the metric of such nodes is still reported).",
   ],
   [
+    "node-loss-release-after",
+    "duration",
+    "0s",
+    "nodeLossReleaseAfterMs",
+    "(csi-node-provisioner only) With --enable-capacity: when a node's agent is gone and its Node object has been deleted (and not created again) for this long, one live agent releases that node's volumes of the driver: Released PVs with reclaimPolicy Delete lose the provisioner's finalizer and are deleted (Warning Event LostNodeVolumeReleased); Bound PVs and their claims get a Warning Event LostNodeVolume, and their claims are deleted only where the StorageClass has the annotation csi-node-provisioner.io/delete-claims-of-lost-nodes: \"true\". Also releases, the same way, this node's volumes that the driver no longer has at start. 0 disables it (the volumes are only reported).",
+  ],
+  [
     "capacity-ownerref-level",
     "int",
     "1",

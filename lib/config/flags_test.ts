@@ -61,6 +61,7 @@ const UPSTREAM_FLAGS = [
 const AGENT_ADDITIONS = [
   "capacity-owner-node",
   "capacity-withdraw-after",
+  "node-loss-release-after",
   "journal-path",
   "journal-dump",
   "watch-idle-timeout",

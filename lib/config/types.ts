@@ -29,6 +29,8 @@ export interface Config {
   capacityForImmediateBinding: boolean;
   capacityPollIntervalMs: number;
   capacityWithdrawAfterMs: number;
+  /** This agent's addition: 0 off; how long a Node must be gone before its volumes are released. */
+  nodeLossReleaseAfterMs: number;
   /** -1 none, 0 the pod, 1 the pod's controller, 2 that controller's controller. */
   capacityOwnerrefLevel: number;
   /** This agent's addition: the Node owns the capacity objects (wins over the level). */

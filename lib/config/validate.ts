@@ -63,6 +63,14 @@ const CHECKS: Check[] = [
       ? `--capacity-withdraw-after must not be negative (0 disables it), got ${c.capacityWithdrawAfterMs}ms`
       : undefined,
   (c) =>
+    c.nodeLossReleaseAfterMs < 0
+      ? `--node-loss-release-after must not be negative (0 disables it), got ${c.nodeLossReleaseAfterMs}ms`
+      : undefined,
+  (c) =>
+    c.nodeLossReleaseAfterMs > 0 && !c.enableCapacity
+      ? "--node-loss-release-after needs --enable-capacity: only the agents that publish capacity renew and watch the Leases that tell which nodes are gone"
+      : undefined,
+  (c) =>
     c.snapshotOrphanSweepIntervalMs < 0
       ? "--snapshot-orphan-sweep-interval must not be negative"
       : undefined,

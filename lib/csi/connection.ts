@@ -11,6 +11,8 @@ import { loadCsiServices } from "./proto.ts";
 import { sanitizeCsiMessage } from "./sanitize.ts";
 import { CsiError, grpcCodeName, toCsiError } from "./status.ts";
 import type {
+  ControllerGetVolumeRequest,
+  ControllerGetVolumeResponse,
   ControllerServiceCapability,
   CreateVolumeRequest,
   CreateVolumeResponse,
@@ -18,6 +20,8 @@ import type {
   GetCapacityRequest,
   GetCapacityResponse,
   GetPluginInfoResponse,
+  ListVolumesRequest,
+  ListVolumesResponse,
   NodeGetInfoResponse,
   PluginCapability,
   ProbeResponse,
@@ -37,6 +41,11 @@ export interface CsiMethodTypes {
   CreateVolume: { request: CreateVolumeRequest; response: CreateVolumeResponse };
   DeleteVolume: { request: DeleteVolumeRequest; response: Empty };
   GetCapacity: { request: GetCapacityRequest; response: GetCapacityResponse };
+  ListVolumes: { request: ListVolumesRequest; response: ListVolumesResponse };
+  ControllerGetVolume: {
+    request: ControllerGetVolumeRequest;
+    response: ControllerGetVolumeResponse;
+  };
   NodeGetInfo: { request: Empty; response: NodeGetInfoResponse };
 }
 
@@ -51,6 +60,8 @@ const SERVICE_OF: Record<CsiMethod, "Identity" | "Controller" | "Node"> = {
   CreateVolume: "Controller",
   DeleteVolume: "Controller",
   GetCapacity: "Controller",
+  ListVolumes: "Controller",
+  ControllerGetVolume: "Controller",
   NodeGetInfo: "Node",
 };
 

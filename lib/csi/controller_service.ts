@@ -1,16 +1,21 @@
 /**
  * The CSI Controller service calls the controllers make (CreateVolume,
- * DeleteVolume, GetCapacity), as their ports name them, over any CsiCaller:
+ * DeleteVolume, GetCapacity, and ListVolumes and ControllerGetVolume for
+ * the start-up check of this node's volumes), as their ports name them, over any CsiCaller:
  * the connection, or the connection wrapped by the capacity refresh. Each
  * has the connection's default deadline (--timeout).
  */
 import type { CsiCaller } from "./connection.ts";
 import type {
+  ControllerGetVolumeRequest,
+  ControllerGetVolumeResponse,
   CreateVolumeRequest,
   CreateVolumeResponse,
   DeleteVolumeRequest,
   GetCapacityRequest,
   GetCapacityResponse,
+  ListVolumesRequest,
+  ListVolumesResponse,
 } from "./types.ts";
 
 /** The Controller service's volume and capacity calls. */
@@ -31,5 +36,16 @@ export class CsiController {
 
   getCapacity(request: GetCapacityRequest, signal: AbortSignal): Promise<GetCapacityResponse> {
     return this.#csi.call("GetCapacity", request, { signal });
+  }
+
+  listVolumes(request: ListVolumesRequest, signal: AbortSignal): Promise<ListVolumesResponse> {
+    return this.#csi.call("ListVolumes", request, { signal });
+  }
+
+  getVolume(
+    request: ControllerGetVolumeRequest,
+    signal: AbortSignal,
+  ): Promise<ControllerGetVolumeResponse> {
+    return this.#csi.call("ControllerGetVolume", request, { signal });
   }
 }

@@ -106,6 +106,24 @@ export interface Volume {
   accessible_topology: Topology[];
 }
 
+export interface ListVolumesRequest {
+  max_entries: number;
+  starting_token: string;
+}
+
+export interface ListVolumesResponse {
+  entries: { volume: Volume | null }[];
+  next_token: string;
+}
+
+export interface ControllerGetVolumeRequest {
+  volume_id: string;
+}
+
+export interface ControllerGetVolumeResponse {
+  volume: Volume | null;
+}
+
 export interface CreateVolumeResponse {
   volume: Volume | null;
 }

@@ -11,6 +11,7 @@ import {
 import { storageClass, TOPOLOGY_KEY } from "../../tests/builders/provision.ts";
 import { explainSnapshot, renderExplanation } from "./explain.ts";
 import type { EventInfo, ExplainSnapshot } from "./snapshot.ts";
+import type { AgentLease } from "../model/lease.ts";
 
 function verdict(overrides: Partial<ExplainSnapshot>): string {
   return explainSnapshot(snapshot(overrides)).verdict;
@@ -270,4 +271,60 @@ Deno.test("the agent's ProvisioningSucceeded without a bound claim waits for the
     verdict({ events: [event({})] }),
     "Pending: node node-a was selected; its agent is provisioning it (started 60s ago)",
   );
+});
+
+function lease(overrides: Partial<AgentLease> = {}): AgentLease {
+  return {
+    name: "csi-node-provisioner-12345678-node-a",
+    resourceVersion: "1",
+    node: "node-a",
+    publisher: "external-provisioner-node-a",
+    renewTime: "2026-11-23T11:50:00.000000Z",
+    durationMs: 60_000,
+    segment: { [TOPOLOGY_KEY]: "node-a" },
+    ...overrides,
+  };
+}
+
+function nodeLoss(overrides: Partial<ExplainSnapshot>): string[] {
+  const sections = explainSnapshot(snapshot(overrides)).sections;
+  return sections.find((section) => section.title === "Node loss")?.lines ?? [];
+}
+
+Deno.test("node loss: nothing to say while the node and its agent are there", () => {
+  deepStrictEqual(nodeLoss({ leases: [lease({ renewTime: "2026-11-23T11:59:50.000000Z" })] }), []);
+});
+
+Deno.test("node loss: an expired Lease says since when, and when its capacity is withdrawn", () => {
+  deepStrictEqual(nodeLoss({ leases: [lease()] }), [
+    "its agent's Lease csi-node-provisioner-12345678-node-a expired at 2026-11-23T11:51:00.000Z (9m ago)",
+    "its CSIStorageCapacity objects are withdrawn by another agent at 2026-11-23T11:56:00.000Z (--capacity-withdraw-after 300s after the Lease expired), and published again when the agent is back",
+  ]);
+});
+
+Deno.test("node loss: a deleted Node, noted by the watchers: when the release comes, or that it is off", () => {
+  const nodes = NODES.filter((name) => name !== "node-a").map((name) => ({ name, labels: {} }));
+  const noted = { nodeGoneSinceMs: Date.parse("2026-11-23T11:55:00Z"), releaseAfter: "1800s" };
+  const lines = nodeLoss({ nodes, leases: [lease(noted)] });
+  deepStrictEqual(lines.slice(0, 1), ["Node node-a does not exist"]);
+  deepStrictEqual(lines.slice(3), [
+    "the agents that watch the Leases saw the Node deleted at 2026-11-23T11:55:00.000Z (5m ago)",
+    'at 2026-11-23T12:25:00.000Z (--node-loss-release-after 1800s) a Released volume of that node is deleted; a Bound one is reported, and its claim is kept (its class has no csi-node-provisioner.io/delete-claims-of-lost-nodes: "true")',
+  ]);
+  const off = nodeLoss({ nodes, leases: [lease({ ...noted, releaseAfter: "0s" })] });
+  match(off.at(-1)!, /not released \(--node-loss-release-after=0\)/);
+  const unnoted = nodeLoss({ nodes, leases: [lease()] });
+  match(unnoted.at(-1)!, /have not noted the Node's deletion yet/);
+});
+
+Deno.test("node loss: a volume missing on the driver at its agent's start is told", () => {
+  const missing = event({
+    type: "Warning",
+    reason: "VolumeMissingOnDriver",
+    message:
+      "PersistentVolume pv-1 is Bound and CSI driver hostpath.csi.k8s.io no longer has its volume h-1",
+  });
+  const lines = nodeLoss({ events: [missing] });
+  strictEqual(lines.length, 1);
+  match(lines[0]!, /did not have the volume at its agent's start .*no longer has its volume h-1/);
 });

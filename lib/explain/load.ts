@@ -49,6 +49,8 @@ export async function loadSnapshot(
       reads.pods({ namespace }),
       raceSource(reads, claim),
     ]);
+  const driverName = storageClass?.provisioner;
+  const leases = driverName === undefined ? undefined : await reads.agentLeases(driverName);
   const consumers = namespacePods.map(podInfo).filter((pod) => pod.claimNames.includes(name));
   const eventLists = await Promise.all([
     reads.events(namespace, { kind: "PersistentVolumeClaim", name }),
@@ -74,6 +76,7 @@ export async function loadSnapshot(
       capacities: capacities.filter((object) => object.storageClassName === className),
       agentPods: agentPods.map(podInfo),
       consumers,
+      leases,
       events: eventLists.flat().map(eventInfo).sort(byTime),
       now: now.toISOString(),
     },

@@ -61,6 +61,7 @@ function reads(overrides: Partial<ExplainReads> = {}): ExplainReads & { asked: s
     volumeSnapshot: () => Promise.resolve(undefined),
     volumeSnapshotContent: () => Promise.resolve(undefined),
     nodes: () => Promise.resolve([{ metadata: { name: "node-a", labels: { k: "v" } } }]),
+    agentLeases: () => Promise.resolve([]),
     storageCapacities: () =>
       Promise.resolve([
         capacity("node-a", "1Gi"),

@@ -11,6 +11,7 @@ import type {
   VolumeSnapshotContent,
 } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
+import type { AgentLease } from "../model/lease.ts";
 import type { CoreEvent, Node, Pod } from "../model/workload.ts";
 
 /** The reads; undefined for an object that does not exist. */
@@ -27,5 +28,7 @@ export interface ExplainReads {
   nodes(): Promise<Node[]>;
   storageCapacities(): Promise<StorageCapacity[]>;
   pods(options: { namespace?: string; labelSelector?: string }): Promise<Pod[]>;
+  /** The driver's agents' Leases (all namespaces); undefined when they may not be read. */
+  agentLeases(driverName: string): Promise<AgentLease[] | undefined>;
   events(namespace: string, object: { kind: string; name: string }): Promise<CoreEvent[]>;
 }

@@ -1,6 +1,6 @@
 /**
  * The sections under the verdict, in a fixed order: the claim, its class,
- * the node, capacity, the agent's decision, the race (Immediate), the volume
+ * the node, whether it or its agent is gone, capacity, the agent's decision, the race (Immediate), the volume
  * (bound), then the Events of the claim and of its pods.
  */
 import type { PersistentVolume } from "../model/objects.ts";
@@ -22,6 +22,7 @@ const LAST_EVENTS = 8;
 /** Every section that has something to say. */
 export function sectionsOf(facts: Facts): Section[] {
   const sections = [claimSection(facts), classSection(facts), nodeSection(facts)];
+  if (facts.nodeLoss.length > 0) sections.push({ title: "Node loss", lines: facts.nodeLoss });
   if (facts.snapshot.storageClass !== undefined && facts.servedByAgents) {
     sections.push(capacitySection(facts), agentSection(facts));
   }

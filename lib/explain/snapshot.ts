@@ -10,6 +10,7 @@ import type {
   StorageClass,
   VolumeAttributesClass,
 } from "../model/objects.ts";
+import type { AgentLease } from "../model/lease.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
 import type { SourceFacts } from "../provision/source/checks.ts";
 
@@ -87,6 +88,8 @@ export interface ExplainSnapshot {
   agentPods: PodInfo[];
   /** Pods in the claim's namespace whose volumes use the claim. */
   consumers: PodInfo[];
+  /** The class driver's agents' Leases; undefined when unread (no class, or no permission). */
+  leases?: AgentLease[] | undefined;
   /** Events of the claim and of its consumers, oldest first. */
   events: EventInfo[];
   /** When the explanation was made (ISO time), for ages. */

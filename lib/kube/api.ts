@@ -331,20 +331,49 @@ export class KubeApi {
     }
   }
 
-  /** Deletes a PV object; one that is already gone counts as deleted. */
+  /**
+   * Deletes a PV object; one that is already gone counts as deleted. With
+   * `uid`, only that very object: another of the same name is "gone" too.
+   */
   async deletePersistentVolume(
     pvName: string,
+    signal?: AbortSignal,
+    uid?: string,
+  ): Promise<"deleted" | "gone"> {
+    return await this.#delete(`/api/v1/persistentvolumes/${pvName}`, uid, signal);
+  }
+
+  /**
+   * Deletes a claim, only the one with this UID. "forbidden" when RBAC does
+   * not grant delete on claims (upstream's rbac.yaml): the caller says so.
+   */
+  async deleteClaim(
+    ref: { namespace: string; name: string; uid: string },
+    signal?: AbortSignal,
+  ): Promise<"deleted" | "gone" | "forbidden"> {
+    try {
+      return await this.#delete(claimPath(ref), ref.uid, signal);
+    } catch (error) {
+      if (hasStatus(error, 403)) return "forbidden";
+      throw error;
+    }
+  }
+
+  async #delete(
+    path: string,
+    uid: string | undefined,
     signal?: AbortSignal,
   ): Promise<"deleted" | "gone"> {
     try {
       await this.#rest.request({
         method: "DELETE",
-        path: `/api/v1/persistentvolumes/${pvName}`,
+        path,
+        ...(uid === undefined ? {} : { body: { preconditions: { uid } } }),
         ...(signal === undefined ? {} : { signal }),
       });
       return "deleted";
     } catch (error) {
-      if (hasStatus(error, 404)) return "gone";
+      if (hasStatus(error, 404) || (uid !== undefined && hasStatus(error, 409))) return "gone";
       throw error;
     }
   }

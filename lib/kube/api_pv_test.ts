@@ -63,3 +63,15 @@ Deno.test("readPersistentVolume(): undefined when it does not exist", async () =
   strictEqual(await new KubeApi(rest).readPersistentVolume("pvc-1"), undefined);
   deepStrictEqual(seen(rest), [GET]);
 });
+
+Deno.test("deletePersistentVolume and deleteClaim: the UID a precondition; its 409 is gone, 403 on a claim forbidden", async () => {
+  const conflict = apiError(409, JSON.stringify({ reason: "Conflict", message: "uid" }));
+  const forbidden = apiError(403, JSON.stringify({ reason: "Forbidden", message: "no" }));
+  const rest = recordingRest([{}, conflict, forbidden]);
+  const api = new KubeApi(rest);
+  strictEqual(await api.deletePersistentVolume("pv-1", undefined, "u1"), "deleted");
+  deepStrictEqual(rest.requests[0]!.body, { preconditions: { uid: "u1" } });
+  strictEqual(await api.deleteClaim({ namespace: "ns", name: "c", uid: "u2" }), "gone");
+  strictEqual(await api.deleteClaim({ namespace: "ns", name: "c", uid: "u2" }), "forbidden");
+  strictEqual(rest.requests[1]!.path, "/api/v1/namespaces/ns/persistentvolumeclaims/c");
+});

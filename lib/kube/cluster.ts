@@ -28,7 +28,14 @@ import type { Informer } from "./informer/informer.ts";
 import { InformerHealthSet } from "./informer/health.ts";
 import { createKubeRest, type KubeRest } from "./rest/client.ts";
 import { createSnapshotFinalizerInformer } from "./snapshots.ts";
-import { createLeaseCache, LeaseRenewals, listAgentLeases, type OwnLease } from "./leases.ts";
+import {
+  annotateLease,
+  createLeaseCache,
+  LeaseRenewals,
+  listAgentLeases,
+  type OwnLease,
+} from "./leases.ts";
+import { listPersistentVolumes } from "./volume_list.ts";
 import type { AgentLease } from "../model/lease.ts";
 
 /** What the controllers are built on. */
@@ -51,7 +58,15 @@ export interface KubeConnection {
   /** Reads a few agents' Leases of a driver. */
   agentLeases(driverName: string): {
     list(publishers: readonly string[], signal: AbortSignal): Promise<AgentLease[]>;
+    /** Sets (a string) or removes (null) annotations of an agent's Lease (leases.ts annotateLease). */
+    annotate(
+      name: string,
+      annotations: Record<string, string | null>,
+      signal: AbortSignal,
+    ): Promise<"updated" | "gone" | "conflict">;
   };
+  /** Every PV of the cluster, one paged list (volume_list.ts). */
+  listVolumes(signal: AbortSignal): Promise<PersistentVolume[]>;
   /** The renewals of this agent's own Lease. */
   ownLease(lease: Omit<OwnLease, "namespace">): LeaseRenewals;
   /** Creates the informer of every node's CSIStorageCapacity objects of a driver (not started). */
@@ -146,7 +161,10 @@ export async function connectKube(options: {
     agentLeases: (driverName) => ({
       list: (publishers, signal) =>
         listAgentLeases(rest, { namespace: config.namespace, driverName, publishers }, signal),
+      annotate: (name, annotations, signal) =>
+        annotateLease(rest, { namespace: config.namespace, name, annotations }, signal),
     }),
+    listVolumes: (signal) => listPersistentVolumes(rest, informerLogger, signal),
     ownLease: (lease) => new LeaseRenewals(rest, { ...lease, namespace: config.namespace }),
     watchPublishedCapacity: (driverName) => {
       const cache = createPublishedCapacityCache(rest, {

@@ -13,7 +13,11 @@ import type {
   VolumeSnapshotContent,
 } from "../model/objects.ts";
 import type { StorageCapacity } from "../model/storage_capacity.ts";
+import type { AgentLease } from "../model/lease.ts";
 import type { CoreEvent, Node, Pod } from "../model/workload.ts";
+import { DRIVER_NAME_LABEL } from "../model/keys.ts";
+import type { RawObject } from "./informer/informer.ts";
+import { trimAgentLease } from "./leases.ts";
 import type { KubeRest } from "./rest/client.ts";
 import { hasStatus } from "./rest/types.ts";
 import { readVolumeSnapshot, readVolumeSnapshotContent } from "./snapshots.ts";
@@ -86,6 +90,23 @@ export class ExplainReader {
       ? "/api/v1/pods"
       : `/api/v1/namespaces/${enc(options.namespace)}/pods`;
     return this.#list(path, { labelSelector: options.labelSelector });
+  }
+
+  /**
+   * The Leases of the driver's agents, every namespace; undefined when they
+   * may not be read (403), or cannot be asked for (400: a provisioner name
+   * that is no label value has no agents).
+   */
+  async agentLeases(driverName: string): Promise<AgentLease[] | undefined> {
+    try {
+      const raw = await this.#list<RawObject>("/apis/coordination.k8s.io/v1/leases", {
+        labelSelector: `${DRIVER_NAME_LABEL}=${driverName}`,
+      });
+      return raw.flatMap((lease) => trimAgentLease(lease) ?? []);
+    } catch (error) {
+      if (hasStatus(error, 403) || hasStatus(error, 400)) return undefined;
+      throw error;
+    }
   }
 
   /** The Events of one object of the namespace. */

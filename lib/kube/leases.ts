@@ -5,7 +5,7 @@
  * upstream's RBAC grants on leases for leader election).
  */
 import { DRIVER_NAME_LABEL, MANAGED_BY_LABEL } from "../model/keys.ts";
-import { type AgentLease, microTime } from "../model/lease.ts";
+import { type AgentLease, ANN_NODE_GONE_SINCE, leaseNotes, microTime } from "../model/lease.ts";
 import type { Logger } from "../log/logger.ts";
 import { Informer, type RawObject } from "./informer/informer.ts";
 import type { KubeRest } from "./rest/client.ts";
@@ -24,6 +24,7 @@ interface LeaseObject {
     namespace?: string;
     resourceVersion?: string;
     labels?: Record<string, string>;
+    annotations?: Record<string, string>;
     deletionTimestamp?: string;
   };
   spec?: {
@@ -50,6 +51,7 @@ export function trimAgentLease(raw: RawObject): AgentLease | undefined {
     publisher,
     renewTime,
     durationMs: (leaseDurationSeconds ?? 0) * 1000,
+    ...leaseNotes(lease.metadata.annotations),
   };
 }
 
@@ -100,6 +102,8 @@ export interface OwnLease {
   /** spec.holderIdentity: the node's name. */
   holder: string;
   durationSeconds: number;
+  /** Written on every renewal; the node-gone-since note of a watcher is dropped. */
+  annotations: Record<string, string>;
 }
 
 /**
@@ -158,7 +162,7 @@ export class LeaseRenewals {
     return {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
-      metadata: { name, namespace, labels },
+      metadata: { name, namespace, labels, annotations: this.#lease.annotations },
       spec: { ...this.#spec(nowMs), acquireTime: microTime(nowMs) },
     };
   }
@@ -171,6 +175,10 @@ export class LeaseRenewals {
       metadata: {
         ...current.metadata,
         labels: { ...current.metadata.labels, ...this.#lease.labels },
+        annotations: {
+          ...withoutGoneSince(current.metadata.annotations),
+          ...this.#lease.annotations,
+        },
       },
       spec: { ...current.spec, ...this.#spec(nowMs) },
     };
@@ -182,5 +190,39 @@ export class LeaseRenewals {
       leaseDurationSeconds: this.#lease.durationSeconds,
       renewTime: microTime(nowMs),
     };
+  }
+}
+
+/** An agent that renews its Lease runs on a Node that exists: a watcher's note of it is stale. */
+function withoutGoneSince(annotations: Record<string, string> | undefined): Record<string, string> {
+  const { [ANN_NODE_GONE_SINCE]: _gone, ...rest } = annotations ?? {};
+  return rest;
+}
+
+/**
+ * Sets (a string) or removes (null) annotations of another agent's Lease: a
+ * read, then an update with its resourceVersion as precondition. "gone" when
+ * the Lease no longer exists, "conflict" when it changed in between.
+ */
+export async function annotateLease(
+  rest: KubeRest,
+  target: { namespace: string; name: string; annotations: Record<string, string | null> },
+  signal: AbortSignal,
+): Promise<"updated" | "gone" | "conflict"> {
+  const path = `${leasesPath(target.namespace)}/${target.name}`;
+  try {
+    const current = await rest.request<LeaseObject>({ method: "GET", path, signal });
+    const annotations = { ...current.metadata.annotations };
+    for (const [key, value] of Object.entries(target.annotations)) {
+      if (value === null) delete annotations[key];
+      else annotations[key] = value;
+    }
+    const body = { ...current, metadata: { ...current.metadata, annotations } };
+    await rest.request<LeaseObject>({ method: "PUT", path, body, signal });
+    return "updated";
+  } catch (error) {
+    if (hasStatus(error, 404)) return "gone";
+    if (hasStatus(error, 409)) return "conflict";
+    throw error;
   }
 }

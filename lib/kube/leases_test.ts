@@ -1,6 +1,6 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { recordingRest } from "../../tests/fakes/kube_rest.ts";
-import { LeaseRenewals, listAgentLeases, trimAgentLease } from "./leases.ts";
+import { annotateLease, LeaseRenewals, listAgentLeases, trimAgentLease } from "./leases.ts";
 import { apiError } from "./rest/types.ts";
 
 const signal = new AbortController().signal;
@@ -15,6 +15,7 @@ const OWN = {
   labels: LABELS,
   holder: "node-a",
   durationSeconds: 60,
+  annotations: { "csi-node-provisioner.io/topology-segment": '{"zone":"a"}' },
 };
 
 const notFound = () => apiError(404, JSON.stringify({ reason: "NotFound", message: "not found" }));
@@ -59,7 +60,7 @@ Deno.test("LeaseRenewals: reads, creates when missing, then replaces the copy it
   deepStrictEqual(rest.requests[1]!.body, {
     apiVersion: "coordination.k8s.io/v1",
     kind: "Lease",
-    metadata: { name: "lease-a", namespace: "csi", labels: LABELS },
+    metadata: { name: "lease-a", namespace: "csi", labels: LABELS, annotations: OWN.annotations },
     spec: {
       holderIdentity: "node-a",
       leaseDurationSeconds: 60,
@@ -116,4 +117,60 @@ Deno.test("listAgentLeases: one list of the named agents' Leases, from the watch
       resourceVersion: "0",
     },
   ]);
+});
+
+Deno.test("trimAgentLease reads the notes: segment, release flag, node-gone-since", () => {
+  const raw = {
+    metadata: {
+      name: "lease-a",
+      resourceVersion: "7",
+      labels: LABELS,
+      annotations: {
+        "csi-node-provisioner.io/topology-segment": '{"topology.hostpath.csi/node":"node-a"}',
+        "csi-node-provisioner.io/node-loss-release-after": "20s",
+        "csi-node-provisioner.io/node-gone-since": "2026-01-01T00:00:00Z",
+      },
+    },
+    spec: { holderIdentity: "node-a", leaseDurationSeconds: 60, renewTime: "t" },
+  };
+  const lease = trimAgentLease(raw)!;
+  deepStrictEqual(lease.segment, { "topology.hostpath.csi/node": "node-a" });
+  strictEqual(lease.releaseAfter, "20s");
+  strictEqual(lease.nodeGoneSinceMs, Date.UTC(2026, 0, 1));
+  const bad = { ...raw.metadata.annotations, "csi-node-provisioner.io/topology-segment": "[1]" };
+  const badRaw = { ...raw, metadata: { ...raw.metadata, annotations: bad } };
+  strictEqual(trimAgentLease(badRaw)!.segment, undefined);
+});
+
+Deno.test("LeaseRenewals: a renewal drops a watcher's node-gone-since note", async () => {
+  const existing = {
+    metadata: {
+      name: "lease-a",
+      resourceVersion: "5",
+      annotations: {
+        "csi-node-provisioner.io/node-gone-since": "2026-01-01T00:00:00Z",
+        other: "x",
+      },
+    },
+    spec: {},
+  };
+  const rest = recordingRest([existing, existing]);
+  await new LeaseRenewals(rest, OWN).renew(Date.UTC(2026, 0, 1), signal);
+  const put = rest.requests[1]!.body as { metadata: { annotations: Record<string, string> } };
+  deepStrictEqual(put.metadata.annotations, { other: "x", ...OWN.annotations });
+});
+
+Deno.test("annotateLease: sets and removes notes on the Lease read; 404 gone, 409 conflict", async () => {
+  const existing = { metadata: { name: "lease-b", resourceVersion: "3", annotations: { a: "1" } } };
+  const rest = recordingRest([existing, existing]);
+  const target = { namespace: "csi", name: "lease-b", annotations: { a: null, b: "2" } };
+  strictEqual(await annotateLease(rest, target, signal), "updated");
+  deepStrictEqual(rest.requests[1]!.body, {
+    metadata: { name: "lease-b", resourceVersion: "3", annotations: { b: "2" } },
+  });
+  strictEqual(await annotateLease(recordingRest([notFound()]), target, signal), "gone");
+  strictEqual(
+    await annotateLease(recordingRest([existing, conflict()]), target, signal),
+    "conflict",
+  );
 });

@@ -18,6 +18,10 @@ export interface AgentSighting {
   renewedAtMs: number;
   /** Alive until then, on this agent's clock. */
   aliveUntilMs: number;
+  /** The Lease's notes, as last seen (lib/model/lease.ts leaseNotes). */
+  segment?: Record<string, string>;
+  releaseAfter?: string;
+  nodeGoneSinceMs?: number;
 }
 
 /** A change of the Lease cache. */
@@ -44,14 +48,15 @@ export class LivenessView {
     }
     if (after === undefined) return;
     const seen = this.#byPublisher.get(after.publisher);
-    if (seen !== undefined && before?.renewTime === after.renewTime) return;
     const now = this.#now();
+    const renewed = seen === undefined || before?.renewTime !== after.renewTime;
     this.#byPublisher.set(after.publisher, {
       publisher: after.publisher,
       node: after.node,
       lease: after.name,
-      renewedAtMs: now,
-      aliveUntilMs: now + after.durationMs,
+      renewedAtMs: renewed ? now : seen.renewedAtMs,
+      aliveUntilMs: renewed ? now + after.durationMs : seen.aliveUntilMs,
+      ...notesOf(after),
     });
   }
 
@@ -69,4 +74,15 @@ export class LivenessView {
 /** Whether the agent was alive at `nowMs`. */
 export function isAlive(agent: AgentSighting, nowMs: number): boolean {
   return nowMs < agent.aliveUntilMs;
+}
+
+function notesOf(
+  lease: AgentLease,
+): Pick<AgentSighting, "segment" | "releaseAfter" | "nodeGoneSinceMs"> {
+  const { segment, releaseAfter, nodeGoneSinceMs } = lease;
+  return {
+    ...(segment === undefined ? {} : { segment }),
+    ...(releaseAfter === undefined ? {} : { releaseAfter }),
+    ...(nodeGoneSinceMs === undefined ? {} : { nodeGoneSinceMs }),
+  };
 }

@@ -38,3 +38,15 @@ Deno.test("LivenessView: a deleted Lease is no sighting; a renewTime far in the 
   view.observe({ old: lease("a", "t1"), new: undefined });
   deepStrictEqual(view.agents(), []);
 });
+
+Deno.test("LivenessView: a note written on the Lease is kept without counting as a renewal", () => {
+  let now = 1000;
+  const view = new LivenessView(() => now);
+  view.observe({ old: undefined, new: lease("a", "t1") });
+  now = 90_000;
+  view.observe({ old: lease("a", "t1"), new: { ...lease("a", "t1"), nodeGoneSinceMs: 80_000 } });
+  strictEqual(view.agents()[0]!.aliveUntilMs, 61_000);
+  strictEqual(view.agents()[0]!.nodeGoneSinceMs, 80_000);
+  view.observe({ old: lease("a", "t1"), new: lease("a", "t1") });
+  strictEqual(view.agents()[0]!.nodeGoneSinceMs, undefined);
+});

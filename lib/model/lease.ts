@@ -13,6 +13,19 @@ export const LEASE_DURATION_SECONDS = 60;
 export const LIVENESS_WATCHERS = 3;
 /** The rendezvous key that ranks the agents for watching. */
 export const WATCHERS_KEY = "csi-node-provisioner/liveness-watchers";
+/** On an agent's Lease, written by the agent: the JSON of its topology segment. */
+export const ANN_LEASE_SEGMENT = "csi-node-provisioner.io/topology-segment";
+/**
+ * On a gone agent's Lease, written with ANN_NODE_GONE_SINCE by the watcher
+ * that acts for it: its --node-loss-release-after as a Go duration ("0s": off).
+ */
+export const ANN_LEASE_RELEASE_AFTER = "csi-node-provisioner.io/node-loss-release-after";
+/**
+ * On a gone agent's Lease, written by the watcher that acts for it: when its
+ * Node was first seen deleted (RFC 3339), so that another watcher continues
+ * the clock instead of starting it again.
+ */
+export const ANN_NODE_GONE_SINCE = "csi-node-provisioner.io/node-gone-since";
 /** The longest object name (a DNS subdomain). */
 const NAME_MAX_LENGTH = 253;
 
@@ -27,6 +40,12 @@ export interface AgentLease {
   /** spec.renewTime as written (MicroTime); compared only for change, never against this clock. */
   renewTime: string;
   durationMs: number;
+  /** ANN_LEASE_SEGMENT, when readable. */
+  segment?: Record<string, string>;
+  /** ANN_LEASE_RELEASE_AFTER as written. */
+  releaseAfter?: string;
+  /** ANN_NODE_GONE_SINCE, when readable. */
+  nodeGoneSinceMs?: number;
 }
 
 /**
@@ -45,4 +64,49 @@ export function leaseLabels(driverName: string, nodeName: string): Record<string
 /** MicroTime as the API server writes it: RFC 3339 with microseconds. */
 export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+/** The notes an agent's Lease carries, from its annotations (unreadable ones left out). */
+export function leaseNotes(
+  annotations: Record<string, string> | undefined,
+): Pick<AgentLease, "segment" | "releaseAfter" | "nodeGoneSinceMs"> {
+  const notes: Pick<AgentLease, "segment" | "releaseAfter" | "nodeGoneSinceMs"> = {};
+  const segment = parseSegment(annotations?.[ANN_LEASE_SEGMENT]);
+  if (segment !== undefined) notes.segment = segment;
+  const releaseAfter = annotations?.[ANN_LEASE_RELEASE_AFTER];
+  if (releaseAfter !== undefined) notes.releaseAfter = releaseAfter;
+  const since = Date.parse(annotations?.[ANN_NODE_GONE_SINCE] ?? "");
+  if (Number.isFinite(since)) notes.nodeGoneSinceMs = since;
+  return notes;
+}
+
+function parseSegment(text: string | undefined): Record<string, string> | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+    const entries = Object.entries(value);
+    if (entries.some(([, v]) => typeof v !== "string")) return undefined;
+    return Object.fromEntries(entries) as Record<string, string>;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The annotations a watcher writes on a gone agent's Lease: the Node gone
+ * since `sinceMs`, with its own --node-loss-release-after (in seconds, as
+ * a Go duration); undefined removes both.
+ */
+export function goneSinceNotes(
+  sinceMs: number | undefined,
+  releaseAfterMs: number,
+): Record<string, string | null> {
+  if (sinceMs === undefined) {
+    return { [ANN_NODE_GONE_SINCE]: null, [ANN_LEASE_RELEASE_AFTER]: null };
+  }
+  return {
+    [ANN_NODE_GONE_SINCE]: new Date(sinceMs).toISOString(),
+    [ANN_LEASE_RELEASE_AFTER]: `${Math.round(releaseAfterMs / 1000)}s`,
+  };
 }

@@ -14,3 +14,23 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/**
+ * Runs `round` every `periodMs` until `signal` aborts; a round that throws
+ * (while not stopping) goes to `failed`, and the next one runs as planned.
+ */
+export async function everyPeriod(
+  periodMs: number,
+  signal: AbortSignal,
+  round: (signal: AbortSignal) => Promise<void>,
+  failed: (error: unknown) => void,
+): Promise<void> {
+  while (await sleep(periodMs, signal)) {
+    try {
+      await round(signal);
+    } catch (error) {
+      if (signal.aborted) return;
+      failed(error);
+    }
+  }
+}

@@ -196,6 +196,20 @@ export class RunningCluster implements AsyncDisposable {
     }
   }
 
+  /**
+   * Stops the node's driver and starts another; `wipeState` empties its
+   * state directory in between: a node that comes back without its disks.
+   */
+  async restartDriver(name: string, options: { wipeState?: boolean } = {}): Promise<void> {
+    const node = this.node(name);
+    await node.driver?.stop();
+    if (options.wipeState) {
+      await Deno.remove(node.stateDir, { recursive: true });
+      await Deno.mkdir(node.stateDir, { recursive: true });
+    }
+    await this.#startDriver(node);
+  }
+
   async #startDriver(node: ClusterNode): Promise<void> {
     const { options } = this.#init;
     node.driver = await startNodeDriver({

@@ -7,30 +7,12 @@
  */
 import type { EventRecord } from "../../model/events.ts";
 import { MANAGED_BY_BASE } from "../../model/labels.ts";
-import { LIVENESS_WATCHERS, WATCHERS_KEY } from "../../model/lease.ts";
-import { rendezvous, rendezvousTop } from "../../model/rendezvous.ts";
+import { rendezvous } from "../../model/rendezvous.ts";
 import type { PublishedCapacity } from "../../model/storage_capacity.ts";
 import { type AgentSighting, isAlive } from "../../liveness/view.ts";
 
 /** The Event reason of a withdrawal. */
 export const CAPACITY_WITHDRAWN = "CapacityWithdrawn";
-
-/**
- * The agents that watch the Leases: the LIVENESS_WATCHERS agents that
- * rendezvous hashing ranks highest among those that publish capacity (and
- * this one), leaving out those known gone. Only they can see who is gone,
- * and only they act.
- */
-export function livenessWatchers(
-  self: string,
-  publishers: readonly string[],
-  gone: ReadonlySet<string>,
-): string[] {
-  const agents = publishers.filter((publisher) =>
-    publisher !== MANAGED_BY_BASE && publisher !== self && !gone.has(publisher)
-  );
-  return rendezvousTop(WATCHERS_KEY, [...agents, self], LIVENESS_WATCHERS);
-}
 
 /** What the decision reads. */
 export interface WithdrawInput {
@@ -39,7 +21,7 @@ export interface WithdrawInput {
   self: string;
   /** --capacity-withdraw-after; 0: nothing is withdrawn, the unattended nodes are only reported. */
   withdrawAfterMs: number;
-  /** livenessWatchers(): the agents that may act. */
+  /** liveness/watchers.ts livenessWatchers(): the agents that may act. */
   watchers: readonly string[];
   agents: readonly AgentSighting[];
   /** The driver's objects in the namespace, of every node. */

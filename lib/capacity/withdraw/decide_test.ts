@@ -2,12 +2,8 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { AgentSighting } from "../../liveness/view.ts";
 import { rendezvous } from "../../model/rendezvous.ts";
 import type { PublishedCapacity } from "../../model/storage_capacity.ts";
-import {
-  CAPACITY_WITHDRAWN,
-  decideWithdrawals,
-  livenessWatchers,
-  withdrawalEvent,
-} from "./decide.ts";
+import { livenessWatchers } from "../../liveness/watchers.ts";
+import { CAPACITY_WITHDRAWN, decideWithdrawals, withdrawalEvent } from "./decide.ts";
 
 const MIN = 60_000;
 const NOW = 100 * MIN;

@@ -10,15 +10,7 @@ import type { Lifecycle } from "../../runtime/lifecycle.ts";
 import type { AgentsLiveness, CapacityClient, EventRecorder, PublishedObjects } from "../ports.ts";
 import { createWithdrawMetrics } from "./metrics.ts";
 import { CapacityWithdrawer } from "./withdrawer.ts";
-
-const MAX_CHECK_MS = 10_000;
-const MIN_CHECK_MS = 1000;
-
-/** How often the withdrawal checks. */
-export function checkEveryMs(withdrawAfterMs: number): number {
-  if (withdrawAfterMs <= 0) return MAX_CHECK_MS;
-  return Math.max(MIN_CHECK_MS, Math.min(MAX_CHECK_MS, Math.floor(withdrawAfterMs / 4)));
-}
+import { checkEveryMs } from "../../liveness/watchers.ts";
 
 /** Starts the loop; it ends with the soft stop. */
 export function startWithdrawal(

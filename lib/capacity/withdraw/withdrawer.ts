@@ -9,9 +9,10 @@
  * records one Event per node.
  */
 import type { Logger } from "../../log/logger.ts";
-import { sleep } from "../../runtime/sleep.ts";
+import { everyPeriod } from "../../runtime/sleep.ts";
 import type { AgentsLiveness, CapacityClient, EventRecorder, PublishedObjects } from "../ports.ts";
-import { decideWithdrawals, livenessWatchers, type Unattended, withdrawalEvent } from "./decide.ts";
+import { livenessWatchers } from "../../liveness/watchers.ts";
+import { decideWithdrawals, type Unattended, withdrawalEvent } from "./decide.ts";
 import type { WithdrawMetrics } from "./metrics.ts";
 
 /** What the loop is given. */
@@ -45,15 +46,15 @@ export class CapacityWithdrawer {
     this.#options = options;
   }
 
-  async run(signal: AbortSignal): Promise<void> {
-    while (await sleep(this.#options.checkEveryMs, signal)) {
-      try {
-        await this.check(signal);
-      } catch (error) {
-        if (signal.aborted) return;
+  run(signal: AbortSignal): Promise<void> {
+    return everyPeriod(
+      this.#options.checkEveryMs,
+      signal,
+      (round) => this.check(round),
+      (error) => {
         this.#deps.logger.warn({ err: error }, "Cannot withdraw the capacity of a gone agent");
-      }
-    }
+      },
+    );
   }
 
   /** One round: the Lease watch started or stopped; nothing more before both caches have synced. */

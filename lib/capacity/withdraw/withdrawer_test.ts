@@ -1,23 +1,13 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { quiet } from "../../../tests/fakes/logger.ts";
-import type { AgentSighting } from "../../liveness/view.ts";
+import { sighting } from "../../../tests/builders/liveness.ts";
 import type { EventRecord } from "../../model/events.ts";
 import type { PublishedCapacity } from "../../model/storage_capacity.ts";
-import { livenessWatchers } from "./decide.ts";
+import { livenessWatchers } from "../../liveness/watchers.ts";
 import { CapacityWithdrawer } from "./withdrawer.ts";
 
 const NOW = 1_000_000;
 const signal = new AbortController().signal;
-
-function sighting(node: string, aliveUntilMs: number): AgentSighting {
-  return {
-    publisher: `external-provisioner-${node}`,
-    node,
-    lease: `lease-${node}`,
-    renewedAtMs: 0,
-    aliveUntilMs,
-  };
-}
 
 function object(node: string, className: string): PublishedCapacity {
   return {

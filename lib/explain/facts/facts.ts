@@ -11,6 +11,7 @@ import { agentConfig, agentOnNode, type AgentState } from "./agents.ts";
 import { nodeCapacities, type NodeCapacity } from "./capacity.ts";
 import { nodeSegment, replayDecision, type ReplayedDecision } from "./decision.ts";
 import { type RaceStatus, raceStatus } from "./immediate.ts";
+import { nodeLossLines } from "./node_loss.ts";
 import type { EventInfo, ExplainSnapshot } from "../snapshot.ts";
 
 /** Everything the verdict and the sections are made of. */
@@ -33,6 +34,8 @@ export interface Facts {
   claimEvents: EventInfo[];
   /** The provisioners' Events on the claim (source `<driver>_<node>`), oldest first. */
   agentEvents: EventInfo[];
+  /** Whether the claim's node or its agent is gone, and what happens then (none when not). */
+  nodeLoss: string[];
 }
 
 /** Derives the facts. */
@@ -73,6 +76,16 @@ export function gatherFacts(snapshot: ExplainSnapshot): Facts {
     agentEvents: claimEvents.filter((event) =>
       driverName !== "" && event.component.startsWith(`${driverName}_`)
     ),
+    nodeLoss: nodeLossLines({
+      selectedNode,
+      volume: snapshot.volume,
+      nodes: snapshot.nodes,
+      leases: snapshot.leases,
+      storageClass,
+      withdrawAfterMs: config.config.capacityWithdrawAfterMs,
+      claimEvents,
+      now: snapshot.now,
+    }),
   };
   if (storageClass !== undefined && servedByAgents) {
     facts.decision = replayDecision(snapshot, {
