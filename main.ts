@@ -451,7 +451,7 @@ function checkDriverVolumes(
       logger.warn({ err: error }, "Cannot check this node's volumes against the CSI driver");
     }
   });
-  agent.life.track(check, { name: "volume check" });
+  agent.life.track(check, { name: "volume check", once: true });
 }
 
 /** On the Lease watchers: the clock of gone agents' deleted Nodes, and their volumes' release. */

@@ -30,13 +30,18 @@ export class Lifecycle {
    * (events, PV saves) end on the hard stop, so they finish what the others left.
    * A loop that ends before any stop (it returned or threw: a bug) is
    * remembered by its `name`, and liveness fails: a restart is the remedy.
+   * A `once` task (a check made at start-up) is awaited on the way out too,
+   * but is meant to end: its end is not counted.
    */
-  track(loop: Promise<void>, options: { final?: boolean; name?: string } = {}): void {
+  track(
+    loop: Promise<void>,
+    options: { final?: boolean; name?: string; once?: boolean } = {},
+  ): void {
     const name = options.name ?? `loop ${this.#loops.length + this.#finalLoops.length + 1}`;
     this.#running++;
     const ended = (error?: unknown) => {
       this.#running--;
-      if (this.shutdown.signal.aborted) return;
+      if (this.shutdown.signal.aborted || options.once) return;
       this.#ended.push(name);
       this.#logger.error({ loop: name, err: error }, "A loop of the agent ended on its own");
     };

@@ -19,3 +19,19 @@ Deno.test("Lifecycle remembers a loop that ended before any stop, not one that e
   await life.close();
   deepStrictEqual(life.loops(), { running: 0, ended: ["volume workers", "claim workers"] });
 });
+
+Deno.test("Lifecycle does not count a once task that ended, and awaits it on the way out", async () => {
+  const life = new Lifecycle(quiet);
+  let finish: () => void = () => {};
+  life.track(Promise.resolve(), { name: "volume check", once: true });
+  life.track(new Promise<void>((resolve) => (finish = resolve)), {
+    name: "start-up check",
+    once: true,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  deepStrictEqual(life.loops(), { running: 1, ended: [] });
+  const closed = life.close();
+  finish();
+  await closed;
+  deepStrictEqual(life.loops(), { running: 0, ended: [] });
+});
