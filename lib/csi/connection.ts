@@ -11,6 +11,8 @@ import { loadCsiServices } from "./proto.ts";
 import { sanitizeCsiMessage } from "./sanitize.ts";
 import { CsiError, grpcCodeName, toCsiError } from "./status.ts";
 import type {
+  ControllerExpandVolumeRequest,
+  ControllerExpandVolumeResponse,
   ControllerServiceCapability,
   CreateVolumeRequest,
   CreateVolumeResponse,
@@ -37,6 +39,10 @@ export interface CsiMethodTypes {
   CreateVolume: { request: CreateVolumeRequest; response: CreateVolumeResponse };
   DeleteVolume: { request: DeleteVolumeRequest; response: Empty };
   GetCapacity: { request: GetCapacityRequest; response: GetCapacityResponse };
+  ControllerExpandVolume: {
+    request: ControllerExpandVolumeRequest;
+    response: ControllerExpandVolumeResponse;
+  };
   NodeGetInfo: { request: Empty; response: NodeGetInfoResponse };
 }
 
@@ -51,6 +57,7 @@ const SERVICE_OF: Record<CsiMethod, "Identity" | "Controller" | "Node"> = {
   CreateVolume: "Controller",
   DeleteVolume: "Controller",
   GetCapacity: "Controller",
+  ControllerExpandVolume: "Controller",
   NodeGetInfo: "Node",
 };
 

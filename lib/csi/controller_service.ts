@@ -1,11 +1,13 @@
 /**
  * The CSI Controller service calls the controllers make (CreateVolume,
- * DeleteVolume, GetCapacity), as their ports name them, over any CsiCaller:
+ * DeleteVolume, GetCapacity, ControllerExpandVolume), as their ports name them, over any CsiCaller:
  * the connection, or the connection wrapped by the capacity refresh. Each
  * has the connection's default deadline (--timeout).
  */
 import type { CsiCaller } from "./connection.ts";
 import type {
+  ControllerExpandVolumeRequest,
+  ControllerExpandVolumeResponse,
   CreateVolumeRequest,
   CreateVolumeResponse,
   DeleteVolumeRequest,
@@ -31,5 +33,12 @@ export class CsiController {
 
   getCapacity(request: GetCapacityRequest, signal: AbortSignal): Promise<GetCapacityResponse> {
     return this.#csi.call("GetCapacity", request, { signal });
+  }
+
+  controllerExpandVolume(
+    request: ControllerExpandVolumeRequest,
+    signal: AbortSignal,
+  ): Promise<ControllerExpandVolumeResponse> {
+    return this.#csi.call("ControllerExpandVolume", request, { signal });
   }
 }

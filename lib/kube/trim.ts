@@ -111,6 +111,7 @@ export function trimStorageClass(raw: Raw): StorageClass {
       "mountOptions",
       "volumeBindingMode",
       "allowedTopologies",
+      "allowVolumeExpansion",
     ]),
   };
 }
@@ -135,6 +136,7 @@ export function trimPersistentVolume(
       "storageClassName",
       "nodeAffinity",
       "volumeMode",
+      "mountOptions",
     ]),
     ...(source.status?.phase === undefined ? {} : { status: { phase: source.status.phase } }),
   };

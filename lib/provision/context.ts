@@ -52,17 +52,7 @@ export interface ProvisionControllerOptions {
 /** Upstream's fixed retention of the infeasible slow set. */
 export const DEFAULT_SLOW_RETRY_MS = 5 * 60 * 1000;
 
-/** Subject of events about a claim. */
-export function claimSubject(claim: Claim): EventSubject {
-  return {
-    kind: "PersistentVolumeClaim",
-    apiVersion: "v1",
-    namespace: claim.metadata.namespace,
-    name: claim.metadata.name,
-    uid: claim.metadata.uid,
-    resourceVersion: claim.metadata.resourceVersion,
-  };
-}
+export { claimSubject } from "../model/events.ts";
 
 /** Metric labels of a claim. */
 export function provisionLabels(claim: Claim, className: string): ProvisionLabels {
