@@ -12,7 +12,6 @@ import type {
   ProvisionLabels,
   ProvisionMetrics,
 } from "./ports.ts";
-import type { EventSubject } from "../model/events.ts";
 import type { Claim } from "../model/objects.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ClaimDecisionOptions } from "./decide.ts";
