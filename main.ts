@@ -12,6 +12,8 @@ import {
   refuseCapacityProblems,
 } from "./lib/capacity/options.ts";
 import { startProtection } from "./lib/clone/start.ts";
+import { centralResizerProblem } from "./lib/resize/central.ts";
+import { startResizer } from "./lib/resize/start.ts";
 import type { CapacityPublisher } from "./lib/capacity/publish/publisher.ts";
 import { refreshingCapacity } from "./lib/capacity/publish/refresh.ts";
 import { startCapacity } from "./lib/capacity/start.ts";
@@ -47,6 +49,10 @@ import { connectKube, type KubeConnection } from "./lib/kube/cluster.ts";
 import { type StartupCall, startupRetry } from "./lib/kube/rest/startup_retry.ts";
 import { registerInformerMetrics } from "./lib/kube/informer/metrics.ts";
 import { StorageCapacityClient } from "./lib/kube/storage_capacity.ts";
+import { createResizeClaimCache, readResizerLease, ResizeWrites } from "./lib/kube/resize.ts";
+import type { Informer } from "./lib/kube/informer/informer.ts";
+import { parseQuantity } from "./lib/model/quantity.ts";
+import type { StorageCapacity } from "./lib/model/storage_capacity.ts";
 import { dumpJournal } from "./lib/journal/file/dump.ts";
 import { journalPermissionProblem } from "./lib/journal/disk.ts";
 import { JournalKeeper } from "./lib/journal/keeper.ts";
@@ -240,14 +246,22 @@ async function startControllers(
   const kube = await connectCluster(agent, options);
   const queues = createWorkQueueMetrics(agent.metrics.registry);
   let csi: CsiCaller = agent.connection;
+  let ownCapacity: Informer<StorageCapacity> | undefined;
   // Every node's CSIStorageCapacity objects of the driver and the agents' Leases: the
   // withdrawal of a gone agent's capacity reads them, the Immediate binding race the first.
   const peers = config.enableCapacity ? watchPeers(agent, { driver, kube }) : undefined;
   const lost = lostVolumes(agent, kube);
   if (peers !== undefined) {
-    csi = refreshingCapacity(csi, await startPublisher(agent, { driver, kube, queues, peers }));
+    const logger = agent.logger.child({ component: "capacity" });
+    ownCapacity = kube.watchCapacity({ ...capacityOptions(config, driver), logger });
+    const objects = ownCapacity;
+    csi = refreshingCapacity(
+      csi,
+      await startPublisher(agent, { driver, kube, queues, peers, objects }),
+    );
     watchLostNodes(agent, { driver, kube, peers, lost });
   }
+  if (config.enableResizer) await refuseCentralResizer(agent, { driver, kube });
   const published = readsPublishedCapacity(config) ? peers?.published : undefined;
   const caches = [
     ...Object.values(kube.informers),
@@ -260,6 +274,7 @@ async function startControllers(
     csi,
     journal: options.journal,
     published,
+    ownCapacity,
   });
   // Only now: every handler is registered, so none misses the objects of the first list.
   for (const informer of caches) {
@@ -329,6 +344,7 @@ async function registerControllers(agent: Agent, parts: {
   csi: CsiCaller;
   journal: JournalKeeper<Intent>;
   published: PublishedCapacityCache | undefined;
+  ownCapacity: Informer<StorageCapacity> | undefined;
 }): Promise<{ claims: () => void; starts: (() => void)[] }> {
   const { config, life, logger } = agent;
   const { driver, kube, queues, published } = parts;
@@ -370,7 +386,90 @@ async function registerControllers(agent: Agent, parts: {
     classes: informers.classes,
     watchAttachments: () => kube.watchAttachments(driver.name),
   }, life);
-  return { claims, starts: [volumes, protection] };
+  const resizer = resizes(driver, agent) ? startResize(agent, shared, parts) : undefined;
+  return { claims, starts: [volumes, protection, ...(resizer ? [resizer] : [])] };
+}
+
+/** --enable-resizer with a driver that can expand volumes; says why not otherwise. */
+function resizes(driver: DriverInfo, agent: Agent): boolean {
+  if (!agent.config.enableResizer) return false;
+  if (driver.controllerCapabilities.has("EXPAND_VOLUME")) return true;
+  agent.logger.warn(
+    { driver: driver.name },
+    "--enable-resizer: the driver has no EXPAND_VOLUME controller capability; no volume is expanded",
+  );
+  return false;
+}
+
+/** Volume expansion (--enable-resizer) over the claims of this node's PVs. */
+function startResize(
+  agent: Agent,
+  shared: { csi: CsiController; events: KubeConnection["events"]; queues: WorkQueueMetrics },
+  parts: {
+    driver: DriverInfo;
+    kube: KubeConnection;
+    ownCapacity: Informer<StorageCapacity> | undefined;
+  },
+): () => void {
+  const { kube, driver, ownCapacity } = parts;
+  const { volumes, classes } = kube.informers;
+  const writes = new ResizeWrites(kube.rest);
+  return startResizer({
+    config: agent.config,
+    driver,
+    watchClaims: () =>
+      createResizeClaimCache(kube.rest, {
+        isOurVolume: (name) => volumes.get(name) !== undefined,
+        logger: agent.logger.child({ component: "informer" }),
+        idleTimeoutMs: agent.config.watchIdleTimeoutMs,
+      }),
+    volumes,
+    classes,
+    api: {
+      patchClaimStatus: (claim, patch, signal) => writes.patchClaimStatus(claim, patch, signal),
+      patchVolumeCapacity: (name, size, signal) => writes.patchVolumeCapacity(name, size, signal),
+      readSecretData: (ref, signal) => kube.api.readSecretData(ref, signal),
+    },
+    csi: shared.csi,
+    events: shared.events,
+    queues: shared.queues,
+    ...(ownCapacity === undefined
+      ? {}
+      : { publishedFree: (name: string) => freeOf(ownCapacity, name) }),
+    logger: agent.logger,
+  }, agent.life);
+}
+
+/** The free bytes this node published for a class, if it did. */
+function freeOf(objects: Informer<StorageCapacity>, className: string): bigint | undefined {
+  const object = objects.list().find((candidate) => candidate.storageClassName === className);
+  const parsed = object?.capacity === undefined ? undefined : parseQuantity(object.capacity);
+  return parsed?.ok ? parsed.value : undefined;
+}
+
+/**
+ * A central external-resizer of the same driver, alive by its Lease in the
+ * agent's namespace, would expand the same claims: exit 2, as for a bad flag.
+ */
+async function refuseCentralResizer(
+  agent: Agent,
+  parts: { driver: DriverInfo; kube: KubeConnection },
+): Promise<void> {
+  const namespace = agent.config.namespace;
+  if (namespace === "") {
+    agent.logger.info("--enable-resizer: no NAMESPACE, so no external-resizer Lease is looked for");
+    return;
+  }
+  const driverName = parts.driver.name;
+  const lease = await startupCall(agent)(
+    "read external-resizer's Lease",
+    (signal) => readResizerLease(parts.kube.rest, { namespace, driverName }, signal),
+  ).catch((error) => {
+    agent.logger.warn({ err: error }, "--enable-resizer: external-resizer's Lease not checked");
+    return undefined;
+  });
+  const problem = centralResizerProblem(lease && { ...lease, namespace }, Date.now());
+  if (problem !== undefined) throw new FatalError(problem, { exitCode: 2 });
 }
 
 /** Start-up's calls to the API server: they wait while it is away, and /readyz says so. */
@@ -494,13 +593,19 @@ function watchLostNodes(
 /** The capacity publisher (--enable-capacity), with its own client for writes. */
 function startPublisher(
   agent: Agent,
-  parts: { driver: DriverInfo; kube: KubeConnection; queues: WorkQueueMetrics; peers: Peers },
+  parts: {
+    driver: DriverInfo;
+    kube: KubeConnection;
+    queues: WorkQueueMetrics;
+    peers: Peers;
+    /** This node's CSIStorageCapacity objects (the informer, not started). */
+    objects: Informer<StorageCapacity>;
+  },
 ): Promise<CapacityPublisher> {
-  const { kube, peers } = parts;
+  const { kube, peers, objects } = parts;
   const options = capacityOptions(agent.config, parts.driver);
   const logger = agent.logger.child({ component: "capacity" });
   const userAgent = `${PROGRAM}/${VERSION} capacity`;
-  const objects = kube.watchCapacity({ ...options, logger });
   return startCapacity({
     options,
     reads: kube.api,

@@ -43,6 +43,7 @@ const LAYERS: Record<string, number> = {
   clone: 5,
   delete: 5,
   provision: 5,
+  resize: 5,
   explain: 6,
 };
 const PURE_FOLDERS = ["model", "topology", "secrets"];
@@ -62,8 +63,11 @@ const DECISIONS = new Set([
   "lib/capacity/withdraw/decide.ts",
   "lib/liveness/watchers.ts",
   "lib/clone/decide.ts",
+  "lib/resize/decide.ts",
+  "lib/resize/claim_status.ts",
+  "lib/resize/request.ts",
 ]);
-const PATHS = ["provision", "delete", "capacity", "clone"];
+const PATHS = ["provision", "delete", "capacity", "clone", "resize"];
 const ADAPTERS = ["csi", "journal", "kube", "http"];
 /** The root of the `explain` program, which main.ts dispatches to. */
 const EXPLAIN_ROOT = "lib/explain/program.ts";

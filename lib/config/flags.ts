@@ -235,6 +235,13 @@ const PROVISIONER: Row[] = [
     "(csi-node-provisioner only) /readyz fails once an informer has failed to list or watch for longer than this, and recovers by itself with its next complete list or lasting watch.",
   ],
   [
+    "enable-resizer",
+    "bool",
+    "false",
+    "enableResizer",
+    "(csi-node-provisioner only) Expand this node's volumes as external-resizer does, which has no per-node mode: for a Bound claim of this node's PVs whose class allows expansion and whose request grows past its capacity, call ControllerExpandVolume on this node's driver (it must have EXPAND_VOLUME) and write the PV's capacity, the claim's resize conditions, allocatedResources and allocatedResourceStatuses and external-resizer's Events. Needs patch on persistentvolumeclaims/status. Off by default: a cluster that runs a central external-resizer for the driver would expand twice; a start with this flag while that resizer's Lease (external-resizer-<driver> in NAMESPACE) is held exits with code 2.",
+  ],
+  [
     "node-deployment",
     "bool",
     "false",

@@ -66,6 +66,7 @@ const AGENT_ADDITIONS = [
   "journal-dump",
   "watch-idle-timeout",
   "readiness-window",
+  "enable-resizer",
 ];
 
 Deno.test("the flag table has exactly upstream csi-provisioner's flags plus the listed additions", () => {

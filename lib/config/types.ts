@@ -35,6 +35,8 @@ export interface Config {
   capacityOwnerrefLevel: number;
   /** This agent's addition: the Node owns the capacity objects (wins over the level). */
   capacityOwnerNode: boolean;
+  /** This agent's addition: expand this node's volumes (external-resizer's work). */
+  enableResizer: boolean;
   /** This agent's addition: a watch silent this long is stalled and relisted. */
   watchIdleTimeoutMs: number;
   /** This agent's addition: /readyz fails once an informer fails for longer than this. */

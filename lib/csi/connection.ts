@@ -11,6 +11,8 @@ import { loadCsiServices } from "./proto.ts";
 import { sanitizeCsiMessage } from "./sanitize.ts";
 import { CsiError, grpcCodeName, toCsiError } from "./status.ts";
 import type {
+  ControllerExpandVolumeRequest,
+  ControllerExpandVolumeResponse,
   ControllerGetVolumeRequest,
   ControllerGetVolumeResponse,
   ControllerServiceCapability,
@@ -46,6 +48,10 @@ export interface CsiMethodTypes {
     request: ControllerGetVolumeRequest;
     response: ControllerGetVolumeResponse;
   };
+  ControllerExpandVolume: {
+    request: ControllerExpandVolumeRequest;
+    response: ControllerExpandVolumeResponse;
+  };
   NodeGetInfo: { request: Empty; response: NodeGetInfoResponse };
 }
 
@@ -62,6 +68,7 @@ const SERVICE_OF: Record<CsiMethod, "Identity" | "Controller" | "Node"> = {
   GetCapacity: "Controller",
   ListVolumes: "Controller",
   ControllerGetVolume: "Controller",
+  ControllerExpandVolume: "Controller",
   NodeGetInfo: "Node",
 };
 

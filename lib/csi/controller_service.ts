@@ -1,12 +1,15 @@
 /**
  * The CSI Controller service calls the controllers make (CreateVolume,
- * DeleteVolume, GetCapacity, and ListVolumes and ControllerGetVolume for
- * the start-up check of this node's volumes), as their ports name them, over any CsiCaller:
+ * DeleteVolume, GetCapacity, ControllerExpandVolume, and ListVolumes and
+ * ControllerGetVolume for the start-up check of this node's volumes), as
+ * their ports name them, over any CsiCaller:
  * the connection, or the connection wrapped by the capacity refresh. Each
  * has the connection's default deadline (--timeout).
  */
 import type { CsiCaller } from "./connection.ts";
 import type {
+  ControllerExpandVolumeRequest,
+  ControllerExpandVolumeResponse,
   ControllerGetVolumeRequest,
   ControllerGetVolumeResponse,
   CreateVolumeRequest,
@@ -47,5 +50,12 @@ export class CsiController {
     signal: AbortSignal,
   ): Promise<ControllerGetVolumeResponse> {
     return this.#csi.call("ControllerGetVolume", request, { signal });
+  }
+
+  controllerExpandVolume(
+    request: ControllerExpandVolumeRequest,
+    signal: AbortSignal,
+  ): Promise<ControllerExpandVolumeResponse> {
+    return this.#csi.call("ControllerExpandVolume", request, { signal });
   }
 }

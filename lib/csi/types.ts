@@ -133,6 +133,18 @@ export interface DeleteVolumeRequest {
   secrets: Record<string, string>;
 }
 
+export interface ControllerExpandVolumeRequest {
+  volume_id: string;
+  capacity_range: { required_bytes: string; limit_bytes?: string } | null;
+  secrets: Record<string, string>;
+  volume_capability: VolumeCapability | null;
+}
+
+export interface ControllerExpandVolumeResponse {
+  capacity_bytes: string;
+  node_expansion_required: boolean;
+}
+
 export interface GetCapacityRequest {
   volume_capabilities: VolumeCapability[];
   parameters: Record<string, string>;

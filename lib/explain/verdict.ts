@@ -4,6 +4,7 @@
  */
 import { nodeLabel } from "./facts/capacity.ts";
 import { eventNode, type Facts } from "./facts/facts.ts";
+import { expansionText } from "./facts/expansion.ts";
 import { madeForText, volumeNodes } from "./facts/volume.ts";
 import { ageText, listText, sizeText } from "./words.ts";
 
@@ -41,7 +42,8 @@ function boundText(facts: Facts, volumeName: string): string {
     : nodes.length > 0
     ? `on node ${listText(nodes)}`
     : "on no existing node";
-  return `bound to volume ${volumeName} ${where}`;
+  const expansion = expansionText(claim);
+  return `bound to volume ${volumeName} ${where}${expansion ? `; ${expansion}` : ""}`;
 }
 
 /** Why a claim without a volume waits. */

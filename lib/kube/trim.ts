@@ -153,6 +153,7 @@ export function trimStorageClass(raw: Raw): StorageClass {
       "mountOptions",
       "volumeBindingMode",
       "allowedTopologies",
+      "allowVolumeExpansion",
     ]),
   };
 }
@@ -177,6 +178,7 @@ export function trimPersistentVolume(
       "storageClassName",
       "nodeAffinity",
       "volumeMode",
+      "mountOptions",
     ]),
     ...(source.status?.phase === undefined ? {} : { status: { phase: source.status.phase } }),
   };

@@ -79,6 +79,8 @@ Deno.test("trimPersistentVolume keeps what the filter accepts, without kubectl's
   deepStrictEqual(kept?.spec, {
     csi: { driver: "hostpath.csi.k8s.io", volumeHandle: "v1" },
     persistentVolumeReclaimPolicy: "Delete",
+    // The expansion request's mount flags.
+    mountOptions: ["ro"],
   });
   deepStrictEqual(kept?.status, { phase: "Released" });
   strictEqual(trimPersistentVolume(raw, { keep: () => false }), undefined);

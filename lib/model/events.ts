@@ -14,6 +14,20 @@ export interface EventSubject {
   resourceVersion?: string;
 }
 
+/** Subject of events about a claim. */
+export function claimSubject(claim: {
+  metadata: { namespace: string; name: string; uid: string; resourceVersion: string };
+}): EventSubject {
+  return {
+    kind: "PersistentVolumeClaim",
+    apiVersion: "v1",
+    namespace: claim.metadata.namespace,
+    name: claim.metadata.name,
+    uid: claim.metadata.uid,
+    resourceVersion: claim.metadata.resourceVersion,
+  };
+}
+
 /** An event to record. */
 export interface EventRecord {
   subject: EventSubject;

@@ -64,7 +64,29 @@ export interface Claim {
     dataSourceRef?: DataSourceReference;
     volumeAttributesClassName?: string;
   };
-  status?: { phase?: string };
+  status?: ClaimStatus;
+}
+
+/** A claim's condition, as the API carries it. */
+export interface ClaimCondition {
+  type: string;
+  status: string;
+  lastProbeTime?: string | null;
+  lastTransitionTime?: string | null;
+  reason?: string;
+  message?: string;
+}
+
+/**
+ * A claim's status: its phase, and for a bound claim of this node the fields
+ * volume expansion reads and writes.
+ */
+export interface ClaimStatus {
+  phase?: string;
+  capacity?: { storage?: string };
+  conditions?: ClaimCondition[];
+  allocatedResources?: { storage?: string };
+  allocatedResourceStatuses?: { storage?: string };
 }
 
 /** StorageClass (trimmed). */
@@ -76,6 +98,7 @@ export interface StorageClass {
   mountOptions?: string[];
   volumeBindingMode?: string;
   allowedTopologies?: TopologySelectorTerm[];
+  allowVolumeExpansion?: boolean;
 }
 
 /** VolumeAttributesClass (storage.k8s.io/v1). */

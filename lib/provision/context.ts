@@ -12,7 +12,6 @@ import type {
   ProvisionLabels,
   ProvisionMetrics,
 } from "./ports.ts";
-import type { EventSubject } from "../model/events.ts";
 import type { Claim } from "../model/objects.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ClaimDecisionOptions } from "./decide.ts";
@@ -52,17 +51,7 @@ export interface ProvisionControllerOptions {
 /** Upstream's fixed retention of the infeasible slow set. */
 export const DEFAULT_SLOW_RETRY_MS = 5 * 60 * 1000;
 
-/** Subject of events about a claim. */
-export function claimSubject(claim: Claim): EventSubject {
-  return {
-    kind: "PersistentVolumeClaim",
-    apiVersion: "v1",
-    namespace: claim.metadata.namespace,
-    name: claim.metadata.name,
-    uid: claim.metadata.uid,
-    resourceVersion: claim.metadata.resourceVersion,
-  };
-}
+export { claimSubject } from "../model/events.ts";
 
 /** Metric labels of a claim. */
 export function provisionLabels(claim: Claim, className: string): ProvisionLabels {

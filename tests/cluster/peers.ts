@@ -48,6 +48,15 @@ export const SNAPSHOTTER_ARCHIVE: PeerArchive = {
   version: "v8.6.0",
 };
 
+/** Upstream's central resizer: the reference of the resize differential test. */
+export const RESIZER_ARCHIVE: PeerArchive = {
+  file: "external-resizer-v2.2.1.tar.gz",
+  sha256: "cda3c9819c5cac5899c6a78f8651e1e95c986a8460acefbd5372579b4ba08da8",
+  topDir: "external-resizer-v2.2.1",
+  origin: "github.com/kubernetes-csi/external-resizer tag v2.2.1",
+  version: "v2.2.1",
+};
+
 /** Upstream's deploy/kubernetes-distributed manifests of the hostpath driver (no Go code). */
 export const HOSTPATH_DEPLOY_ARCHIVE: PeerArchive = {
   file: "csi-driver-host-path-v1.18.0-deploy-distributed.tar.gz",
@@ -89,6 +98,7 @@ export interface PeerBinaries {
   hostpathplugin: string;
   snapshotController: string;
   csiSnapshotter: string;
+  csiResizer: string;
 }
 
 /** What one archive builds: its main packages and the file each becomes. */
@@ -125,6 +135,12 @@ const SNAPSHOTTER_BUILD: PeerBuild = {
     { key: "csiSnapshotter", pkg: "./cmd/csi-snapshotter", file: "csi-snapshotter" },
   ],
   files: SNAPSHOT_CRD_FILES.map((file) => `client/config/crd/${file}`),
+};
+
+const RESIZER_BUILD: PeerBuild = {
+  name: "resizer",
+  archive: RESIZER_ARCHIVE,
+  binaries: [{ key: "csiResizer", pkg: "./cmd/csi-resizer", file: "csi-resizer" }],
 };
 
 /** The snapshotter's cached copies of the three VolumeSnapshot CRDs (built with it). */
@@ -214,9 +230,11 @@ export const OFFLINE_GO_ENV: Readonly<Record<string, string>> = {
 };
 
 export interface EnsurePeersOptions {
-  /** Which builds are needed; default both. */
+  /** Which builds are needed; default the hostpath driver and the snapshotter. */
   hostpath?: boolean;
   snapshotter?: boolean;
+  /** external-resizer, only for the resize differential test; default not. */
+  resizer?: boolean;
   signal?: AbortSignal;
   /** Progress lines; default: stderr. */
   log?: (line: string) => void;
@@ -236,6 +254,7 @@ export async function ensurePeerBinaries(
   const builds = [
     ...(options.hostpath ?? true ? [HOSTPATH_BUILD] : []),
     ...(options.snapshotter ?? true ? [SNAPSHOTTER_BUILD] : []),
+    ...(options.resizer ? [RESIZER_BUILD] : []),
   ];
   const found: Partial<PeerBinaries> = {};
   for (const build of builds) {

@@ -17,7 +17,12 @@ import { grantClusterAdmin, identityKubeconfig, type IdentityRef } from "./ident
 import type { AdminClients } from "./kubeconfig.ts";
 import { createFakeNode, fakeNodeNames } from "./nodes.ts";
 import type { PeerBinaries } from "./peers.ts";
-import { type ProcessGroup, runCommand } from "./process.ts";
+import {
+  type ManagedProcess,
+  type ProcessGroup,
+  runCommand,
+  type SpawnOptions,
+} from "./process.ts";
 import { grantUpstreamProvisionerRbac } from "./rbac.ts";
 import { createClusterObjects, driverIdentity, storageClassName } from "./setup.ts";
 import { startSnapshotting } from "./snapshots.ts";
@@ -259,6 +264,15 @@ export class RunningCluster implements AsyncDisposable {
       csiSnapshotter: peers.csiSnapshotter,
       crds: peers.snapshotCrds,
     });
+  }
+
+  /**
+   * Starts another process in the cluster's group (stopped with the
+   * cluster), logging to logs/NAME.log: a peer a test runs itself, such as
+   * external-resizer.
+   */
+  spawnPeer(options: Omit<SpawnOptions, "logFile">): ManagedProcess {
+    return this.#init.group.spawn({ ...options, logFile: this.#logFile(options.name) });
   }
 
   #logFile(name: string): string {

@@ -1,17 +1,21 @@
 /**
  * The capacity publisher's one hook into provisioning and deletion: a
  * decorator around the CSI port, as upstream's pkg/capacity/provision.go
- * (provisionWrapper) wraps the Provisioner. Once CreateVolume or DeleteVolume
- * has answered, whatever the answer, the driver's pools may have changed:
+ * (provisionWrapper) wraps the Provisioner. Once CreateVolume, DeleteVolume
+ * or ControllerExpandVolume has answered, whatever the answer, the driver's pools may have changed:
  * every class published for this node is queued for republishing at once,
  * before the PV is saved. Upstream refreshes every object of the volume's
  * topology segment; in node mode that is every object of this node. The
- * provisioning and delete controllers do not know that capacity exists.
+ * provisioning, delete and resize controllers do not know that capacity exists.
  */
 import type { CallOptions, CsiCaller, CsiMethod, CsiMethodTypes } from "../../csi/connection.ts";
 
 /** The calls after which the driver's free capacity may differ. */
-const POOL_CHANGING: ReadonlySet<CsiMethod> = new Set(["CreateVolume", "DeleteVolume"]);
+const POOL_CHANGING: ReadonlySet<CsiMethod> = new Set([
+  "CreateVolume",
+  "DeleteVolume",
+  "ControllerExpandVolume",
+]);
 
 /** What the decorator asks of the publisher. */
 export interface PoolRefresh {

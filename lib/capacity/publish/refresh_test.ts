@@ -32,3 +32,18 @@ Deno.test("refreshingCapacity(): calls that change no pool refresh nothing", asy
   strictEqual(answer.available_capacity, "1");
   deepStrictEqual(refreshed, []);
 });
+
+Deno.test("refreshingCapacity(): an expansion refreshes too: the volume took more of the pool", async () => {
+  const refreshed: string[] = [];
+  const csi = refreshingCapacity(driver, { refreshAll: () => refreshed.push("all") });
+  await new CsiController(csi).controllerExpandVolume(
+    {
+      volume_id: "v-1",
+      capacity_range: { required_bytes: "2" },
+      secrets: {},
+      volume_capability: null,
+    },
+    new AbortController().signal,
+  );
+  deepStrictEqual(refreshed, ["all"]);
+});
