@@ -11,6 +11,7 @@ import { startCluster } from "../cluster/cluster.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { createNamespace } from "../cluster/workloads.ts";
+import { runExplain } from "./explain_support.ts";
 import { agentEvents, startOurAgents, step, waitForClaimEvent } from "./support.ts";
 import {
   allowExpansion,
@@ -62,6 +63,13 @@ async function expandCalls(cluster: RunningCluster, volumeId: string): Promise<s
 
 async function volumeIdOf(cluster: RunningCluster, pvName: string): Promise<string> {
   return (await cluster.admin.core.readPersistentVolume({ name: pvName })).spec!.csi!.volumeHandle;
+}
+
+/** explain's verdict line on a claim of the namespace. */
+async function verdictOf(cluster: RunningCluster, name: string): Promise<string> {
+  const explained = await runExplain(["-n", NS, name], { KUBECONFIG: cluster.kubeconfigPath });
+  assert.equal(explained.code, 0, explained.stderr);
+  return explained.verdict;
 }
 
 /** This node's published capacity of the class, in bytes. */
@@ -123,6 +131,10 @@ Deno.test("the agent expands its node's volumes as external-resizer does, on a r
       assert.deepEqual(await expandCalls(cluster, await volumeIdOf(cluster, pvName)), [
         String(2n * Gi),
       ]);
+      assert.match(
+        await verdictOf(cluster, "grow"),
+        /; volume expanded to 2Gi; the file system is grown by the kubelet when a pod using the claim \(re\)starts on the node$/,
+      );
       // The expansion took room from the pool: published again at once, not at the next poll.
       await waitFor(async () => (await publishedBytes(cluster, className)) === "8Gi", {
         description: "capacity refreshed after the expansion",
@@ -163,6 +175,11 @@ Deno.test("the agent expands its node's volumes as external-resizer does, on a r
       assert.match(
         pool?.message ?? "",
         /^node node-a cannot expand this volume to 20Gi: it needs 19Gi more and the node published 7Gi free/,
+      );
+
+      assert.match(
+        await verdictOf(cluster, "toobig"),
+        /; expansion to 20Gi failed: failed to expand pvc with rpc error: code = OutOfRange.*; lower the request \(not below 1Gi\) to recover$/,
       );
 
       await requestSize(cluster, ref, "3Gi");
