@@ -59,6 +59,12 @@ export interface ClusterOptions {
   agentArgs?: string[];
   /** Permissions of those agents' ServiceAccounts. Default "upstream" (upstream's rbac.yaml). */
   agentRbac?: AgentRbac;
+  /**
+   * Apply deploy/components/node-confinement's policy (to the agents'
+   * accounts, `csi-provisioner-<node>`) and bind each agent's token to a Pod
+   * on its node. Default: CLUSTER_NODE_POLICY=1 in the environment.
+   */
+  nodePolicy?: boolean;
   /** Namespace of the agents' ServiceAccounts and capacity objects. Default "csi-provisioner". */
   agentNamespace?: string;
   /** Keep state here instead of a temporary directory (which stop() removes). */

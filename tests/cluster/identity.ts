@@ -40,29 +40,30 @@ export async function createIfMissing(create: () => Promise<unknown>): Promise<v
 
 /**
  * Ensures the namespace and ServiceAccount exist, requests a token for it and
- * writes a kubeconfig using it. Returns the kubeconfig's path. `server` puts
+ * writes a kubeconfig using it. Returns the kubeconfig's path. `boundPod`
+ * binds the token to that Pod (it then carries the Pod's node). `server` puts
  * another URL in it (a StallingProxy's), verified with the same CA bundle;
  * `fileSuffix` keeps such a kubeconfig apart from the direct one.
  */
 export async function identityKubeconfig(
   context: IdentityContext,
   ref: IdentityRef,
-  options: { server?: string; fileSuffix?: string } = {},
+  options: { server?: string; fileSuffix?: string; boundPod?: { name: string; uid: string } } = {},
 ): Promise<string> {
   const { core } = context.admin;
-  await createIfMissing(() =>
-    core.createNamespace({ body: { metadata: { name: ref.namespace } } })
-  );
-  await createIfMissing(() =>
-    core.createNamespacedServiceAccount({
-      namespace: ref.namespace,
-      body: { metadata: { name: ref.serviceAccount } },
-    })
-  );
+  await ensureServiceAccount(context.admin, ref);
   const request = await core.createNamespacedServiceAccountToken({
     name: ref.serviceAccount,
     namespace: ref.namespace,
-    body: { spec: { audiences: [], expirationSeconds: TOKEN_SECONDS } },
+    body: {
+      spec: {
+        audiences: [],
+        expirationSeconds: TOKEN_SECONDS,
+        ...(options.boundPod
+          ? { boundObjectRef: { apiVersion: "v1", kind: "Pod", ...options.boundPod } }
+          : {}),
+      },
+    },
   });
   const token = request.status?.token;
   if (!token) {
@@ -78,6 +79,19 @@ export async function identityKubeconfig(
       token,
       userName: `system:serviceaccount:${ref.namespace}:${ref.serviceAccount}`,
     },
+  );
+}
+
+/** Creates the namespace and the ServiceAccount unless they exist. */
+export async function ensureServiceAccount(admin: AdminClients, ref: IdentityRef): Promise<void> {
+  await createIfMissing(() =>
+    admin.core.createNamespace({ body: { metadata: { name: ref.namespace } } })
+  );
+  await createIfMissing(() =>
+    admin.core.createNamespacedServiceAccount({
+      namespace: ref.namespace,
+      body: { metadata: { name: ref.serviceAccount } },
+    })
   );
 }
 

@@ -23,6 +23,12 @@ import {
   runCommand,
   type SpawnOptions,
 } from "./process.ts";
+import {
+  agentUsernamePrefix,
+  nodePolicyEnabled,
+  nodePolicyManifest,
+  tokenPod,
+} from "./node_policy.ts";
 import { grantUpstreamProvisionerRbac } from "./rbac.ts";
 import { createClusterObjects, driverIdentity, storageClassName } from "./setup.ts";
 import { startSnapshotting } from "./snapshots.ts";
@@ -174,6 +180,10 @@ export class RunningCluster implements AsyncDisposable {
       nodes: this.nodes.map((node) => node.name),
       agentNamespace: this.agentNamespace,
     });
+    if (this.nodePolicy) {
+      const manifest = await nodePolicyManifest(agentUsernamePrefix(this.agentNamespace));
+      await this.kubectl(["apply", "-f", "-"], { stdin: manifest });
+    }
     await Promise.all(this.nodes.map((node) =>
       createFakeNode(this.admin, node.name, {
         driverName: this.driverName,
@@ -291,7 +301,8 @@ export class RunningCluster implements AsyncDisposable {
    */
   async identity(
     ref: IdentityRef,
-    options: { server?: string; fileSuffix?: string } = {},
+    options: { server?: string; fileSuffix?: string; boundPod?: { name: string; uid: string } } =
+      {},
   ): Promise<string> {
     return await identityKubeconfig(
       {
@@ -315,6 +326,14 @@ export class RunningCluster implements AsyncDisposable {
     await grantUpstreamProvisionerRbac(this.admin, ref);
   }
 
+  /**
+   * deploy/components/node-confinement applied, agents' tokens bound to a Pod
+   * on their node (ClusterOptions.nodePolicy, or CLUSTER_NODE_POLICY=1).
+   */
+  get nodePolicy(): boolean {
+    return nodePolicyEnabled(this.#init.options.nodePolicy);
+  }
+
   /** Starts an agent on the node with its own identity; it replaces `node.agent`. */
   async startAgent(
     nodeOrName: ClusterNode | string,
@@ -325,10 +344,14 @@ export class RunningCluster implements AsyncDisposable {
       { namespace: this.agentNamespace, serviceAccount: `csi-provisioner-${node.name}` };
     const rbac = options.rbac ??
       (options.identity ? "none" : this.#init.options.agentRbac ?? "upstream");
-    const kubeconfigPath = await this.identity(
-      identity,
-      options.apiServer ? { server: options.apiServer, fileSuffix: "proxied" } : {},
-    );
+    // With the node policy, the token is bound to a Pod on the node, as the kubelet's is.
+    const boundPod = this.nodePolicy
+      ? { boundPod: await tokenPod(this.admin, identity, node.name) }
+      : {};
+    const kubeconfigPath = await this.identity(identity, {
+      ...boundPod,
+      ...(options.apiServer ? { server: options.apiServer, fileSuffix: "proxied" } : {}),
+    });
     if (rbac === "upstream") await this.grantUpstreamProvisionerRbac(identity);
     if (rbac === "cluster-admin") await this.grantClusterAdmin(identity);
     const binary = options.binary ??

@@ -1,0 +1,77 @@
+/**
+ * The node confinement of deploy/components/node-confinement on the test
+ * cluster: each agent's token is bound to a Pod on its node, as the kubelet's
+ * projected token is, and the component's ValidatingAdmissionPolicy is
+ * applied with its matchCondition naming the test's agent accounts.
+ */
+
+import { join } from "node:path";
+import { REPO_ROOT } from "./drivers.ts";
+import { createIfMissing, ensureServiceAccount, type IdentityRef } from "./identity.ts";
+import type { AdminClients } from "./kubeconfig.ts";
+
+export const NODE_POLICY_PATH = join(
+  REPO_ROOT,
+  "deploy",
+  "components",
+  "node-confinement",
+  "policy.yaml",
+);
+
+/** The shipped policy's matchCondition, replaced by the test's. */
+const SHIPPED_AGENT =
+  /request\.userInfo\.username in\s*\['system:serviceaccount:csi-node-provisioner:csi-node-provisioner'\]/;
+
+/** On with the cluster option, else with CLUSTER_NODE_POLICY=1. */
+export function nodePolicyEnabled(
+  option: boolean | undefined,
+  env: Record<string, string | undefined> = Deno.env.toObject(),
+): boolean {
+  return option ?? env.CLUSTER_NODE_POLICY === "1";
+}
+
+/** The test's agents' prefix: startAgent names each `csi-provisioner-<node>` in `namespace`. */
+export function agentUsernamePrefix(namespace: string): string {
+  return `system:serviceaccount:${namespace}:csi-provisioner-`;
+}
+
+/** The shipped policy, matching every ServiceAccount whose username starts with `prefix`. */
+export async function nodePolicyManifest(prefix: string): Promise<string> {
+  const text = await Deno.readTextFile(NODE_POLICY_PATH);
+  if (!SHIPPED_AGENT.test(text)) {
+    throw new Error(`${NODE_POLICY_PATH} no longer names ${SHIPPED_AGENT}`);
+  }
+  return text.replace(SHIPPED_AGENT, `request.userInfo.username.startsWith('${prefix}')`);
+}
+
+/**
+ * A Pod of the ServiceAccount on the node (spec.nodeName set, no kubelet
+ * runs it): what a token is bound to so that it carries the node's name.
+ */
+export async function tokenPod(
+  admin: AdminClients,
+  ref: IdentityRef,
+  node: string,
+): Promise<{ name: string; uid: string }> {
+  const name = `${ref.serviceAccount}-token`;
+  await ensureServiceAccount(admin, ref);
+  await createIfMissing(() =>
+    admin.core.createNamespacedPod({
+      namespace: ref.namespace,
+      body: {
+        metadata: { name },
+        spec: {
+          nodeName: node,
+          serviceAccountName: ref.serviceAccount,
+          automountServiceAccountToken: false,
+          containers: [{ name: "agent", image: "csi-node-provisioner:test" }],
+        },
+      },
+    })
+  );
+  const pod = await admin.core.readNamespacedPod({ name, namespace: ref.namespace });
+  if (pod.spec?.nodeName !== node) {
+    throw new Error(`Pod ${ref.namespace}/${name} is on ${pod.spec?.nodeName}, not ${node}`);
+  }
+  return { name, uid: pod.metadata!.uid! };
+}
