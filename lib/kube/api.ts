@@ -344,17 +344,18 @@ export class KubeApi {
   }
 
   /**
-   * Deletes a claim, only the one with this UID. "forbidden" when RBAC does
-   * not grant delete on claims (upstream's rbac.yaml): the caller says so.
+   * Deletes a claim, only the one with this UID. A refusal (RBAC without
+   * delete on claims, as upstream's rbac.yaml; an admission policy) comes
+   * back with the server's message: the caller says so.
    */
   async deleteClaim(
     ref: { namespace: string; name: string; uid: string },
     signal?: AbortSignal,
-  ): Promise<"deleted" | "gone" | "forbidden"> {
+  ): Promise<"deleted" | "gone" | { forbidden: string }> {
     try {
       return await this.#delete(claimPath(ref), ref.uid, signal);
     } catch (error) {
-      if (hasStatus(error, 403)) return "forbidden";
+      if (hasStatus(error, 403)) return { forbidden: (error as Error).message };
       throw error;
     }
   }

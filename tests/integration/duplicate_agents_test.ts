@@ -37,7 +37,7 @@ Deno.test("two agents for one node: a DuplicateAgent Warning, a log line and a c
   const first = await startOurAgents(cluster, {
     args: [...NODE_DEPLOYMENT_ARGS, "--capacity-owner-node", `--capacity-poll-interval=${POLL_S}s`],
   });
-  await cluster.admin.core.createNamespacedPod({
+  const twinPod = await cluster.admin.core.createNamespacedPod({
     namespace,
     body: {
       metadata: { name: "twin" },
@@ -50,10 +50,11 @@ Deno.test("two agents for one node: a DuplicateAgent Warning, a log line and a c
     binary: oursBinary(),
     node: "node-a",
     csiEndpoint: node.csiEndpoint,
-    kubeconfigPath: await cluster.identity({
-      namespace,
-      serviceAccount: "csi-provisioner-node-a",
-    }),
+    // With the node policy on, the twin's token is bound to its Pod on node-a, as the kubelet's is.
+    kubeconfigPath: await cluster.identity(
+      { namespace, serviceAccount: "csi-provisioner-node-a" },
+      cluster.nodePolicy ? { boundPod: { name: "twin", uid: twinPod.metadata!.uid! } } : {},
+    ),
     namespace,
     podName: "twin",
     args: [

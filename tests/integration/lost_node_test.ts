@@ -116,6 +116,12 @@ async function eventsOf(cluster: RunningCluster, reasons: string[]): Promise<str
     .sort();
 }
 
+/** The message of the (first) Event of this reason. */
+async function eventMessage(cluster: RunningCluster, reason: string): Promise<string> {
+  const list = await cluster.admin.core.listEventForAllNamespaces();
+  return list.items.find((event: CoreV1Event) => event.reason === reason)?.message ?? "";
+}
+
 /** Waits until the Events of these reasons (less those `except` names) are `expected`. */
 async function expectEvents(
   cluster: RunningCluster,
@@ -269,6 +275,9 @@ Deno.test("lost nodes: released after the grace, never a Node that came back; vo
     cluster,
     "a Node deleted for good: released after the grace, claims only with the opt-in",
     async () => {
+      // The node-confinement policy lets no agent delete another node's claim: the opted-in
+      // claim stays, and the watcher says why in a Warning on it.
+      const confined = cluster.nodePolicy;
       await deleteNode(cluster, "node-c");
       const since = await waitFor(() => goneSince(cluster, "node-c"), {
         description: "node-gone-since noted again",
@@ -285,10 +294,12 @@ Deno.test("lost nodes: released after the grace, never a Node that came back; vo
         timeoutMs: 40_000,
       });
       assert.ok(Date.now() - Date.parse(since) >= 20_000, "after the grace");
-      await waitFor(async () => !(await pvExists(cluster, onC.get("c-bound-opt-in")!)), {
-        description: "the opted-in claim deleted and its PV released",
-        timeoutMs: 30_000,
-      });
+      if (!confined) {
+        await waitFor(async () => !(await pvExists(cluster, onC.get("c-bound-opt-in")!)), {
+          description: "the opted-in claim deleted and its PV released",
+          timeoutMs: 30_000,
+        });
+      }
       assert.ok(await claimExists(cluster, "c-bound"), "no opt-in: the claim stays");
       assert.ok(await pvExists(cluster, onC.get("c-bound")!), "a Bound PV is never deleted");
       const released = (name: string) =>
@@ -296,18 +307,25 @@ Deno.test("lost nodes: released after the grace, never a Node that came back; vo
       const reported = (kind: string, name: string) => `LostNodeVolume ${kind}/${name} x1`;
       await expectEvents(
         cluster,
-        LOST_REASONS,
+        [...LOST_REASONS, "LostNodeClaimNotDeleted"],
         [
-          "LostNodeClaimDeleted PersistentVolumeClaim/c-bound-opt-in x1",
+          confined
+            ? "LostNodeClaimNotDeleted PersistentVolumeClaim/c-bound-opt-in x1"
+            : "LostNodeClaimDeleted PersistentVolumeClaim/c-bound-opt-in x1",
           reported("PersistentVolume", onC.get("c-bound")!),
           reported("PersistentVolume", onC.get("c-bound-opt-in")!),
           reported("PersistentVolumeClaim", "c-bound"),
           reported("PersistentVolumeClaim", "c-bound-opt-in"),
-          released("c-bound-opt-in"),
+          ...(confined ? [] : [released("c-bound-opt-in")]),
           released("c-released"),
         ],
         "b-gone",
       );
+      if (confined) {
+        assert.ok(await claimExists(cluster, "c-bound-opt-in"), "the policy refused its deletion");
+        const refusal = await eventMessage(cluster, "LostNodeClaimNotDeleted");
+        assert.match(refusal, /node confinement: the agent of node node-\w+ may not DELETE/);
+      }
       const explained = await runExplain(["-n", NS, "c-bound"], {
         KUBECONFIG: cluster.kubeconfigPath,
       });
@@ -321,9 +339,12 @@ Deno.test("lost nodes: released after the grace, never a Node that came back; vo
       assert.match(section!, /\(--node-loss-release-after 20s\) a Released volume of that node/);
       const watchers = ["node-a", "node-b", "node-d"];
       const series = "csi_node_provisioner_lost_node_volumes_total";
-      assert.equal(await total(agents, watchers, `${series}{action="released"}`), 2);
-      // node-b deleted one claim at its start, a watcher the other.
-      assert.equal(await total(agents, watchers, `${series}{action="claim_deleted"}`), 2);
+      assert.equal(await total(agents, watchers, `${series}{action="released"}`), confined ? 1 : 2);
+      // node-b deleted one claim at its start, a watcher the other (unless the policy refused it).
+      assert.equal(
+        await total(agents, watchers, `${series}{action="claim_deleted"}`),
+        confined ? 1 : 2,
+      );
       assert.ok(await total(agents, watchers, "csi_node_provisioner_lost_nodes") >= 1);
     },
   );

@@ -145,6 +145,33 @@ Deno.test("node confinement: an agent writes only its own node's volumes, claims
     },
   );
 
+  await step(
+    t,
+    cluster,
+    "any claim's clone source finalizer alone: allowed (a source may have no selected node)",
+    async () => {
+      const protection = "provisioner.storage.kubernetes.io/cloning-protection";
+      const finalizers = (list: string[]) => ({ metadata: { finalizers: list } });
+      const claimB = await cluster.admin.core.readNamespacedPersistentVolumeClaim({
+        namespace: NS,
+        name: "claim-b",
+      });
+      const before = claimB.metadata!.finalizers ?? [];
+      const patchB = (body: object) => () =>
+        asA.core.patchNamespacedPersistentVolumeClaim(
+          { namespace: NS, name: "claim-b", body },
+          mergePatch,
+        );
+      await patchB(finalizers([...before, protection]))();
+      await refused(
+        patchB({ ...finalizers(before), ...label }),
+        /node-a may not UPDATE persistentvolumeclaims claim-b/,
+      );
+      await refused(patchB(finalizers([])), /node-a may not UPDATE persistentvolumeclaims claim-b/);
+      await patchB(finalizers(before))();
+    },
+  );
+
   await step(t, cluster, "its own PV, claim and capacity: allowed", async () => {
     await asA.core.patchPersistentVolume({ name: pvA.metadata!.name!, body: label }, mergePatch);
     await asA.core.patchNamespacedPersistentVolumeClaim(

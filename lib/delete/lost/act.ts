@@ -94,8 +94,11 @@ export class LostVolumeHandler {
     if (this.#claimsDone.has(claim.uid)) return;
     const result = await this.#deps.api.deleteClaim(claim, signal);
     this.#claimsDone.add(claim.uid);
-    const event = result === "forbidden" ? claimForbiddenEvent(pv) : claimDeletedEvent(pv, cause);
-    if (result === "gone" || event === undefined) return;
+    if (result === "gone") return;
+    const event = result === "deleted"
+      ? claimDeletedEvent(pv, cause)
+      : claimForbiddenEvent(pv, result.forbidden);
+    if (event === undefined) return;
     if (result === "deleted") this.#deps.metrics.volumes("claim_deleted");
     this.#deps.logger.warn({ pv: pv.metadata.name, claim: claim.name }, event.message);
     this.#deps.events.record(event);

@@ -84,13 +84,20 @@ export function claimDeletedEvent(pv: PersistentVolume, cause: string): EventRec
   );
 }
 
-/** The claim could not be deleted for lack of a permission. */
-export function claimForbiddenEvent(pv: PersistentVolume): EventRecord | undefined {
+/**
+ * The API server refused the claim's deletion: RBAC without delete on
+ * claims, or the node-confinement policy, which lets no agent delete a claim
+ * of another node. `refusal` is the server's message, which tells which.
+ */
+export function claimForbiddenEvent(
+  pv: PersistentVolume,
+  refusal: string,
+): EventRecord | undefined {
   const claim = claimSubject(pv);
   if (claim === undefined) return undefined;
   return warning(
     claim,
     LOST_NODE_CLAIM_NOT_DELETED,
-    `Cannot delete claim ${claim.namespace}/${claim.name} of a lost volume: this agent's ServiceAccount may not delete persistentvolumeclaims (the verb delete on persistentvolumeclaims, which deploy/rbac.yaml grants and upstream's rbac.yaml does not). Grant it, or delete the claim by hand.`,
+    `Cannot delete claim ${claim.namespace}/${claim.name} of a lost volume: the API server refused it (${refusal}). Without the verb delete on persistentvolumeclaims (deploy/rbac.yaml grants it, upstream's rbac.yaml does not), grant it; with deploy/components/node-confinement, no agent may delete another node's claim. Delete the claim by hand.`,
   );
 }

@@ -21,11 +21,11 @@ export interface LostVolumeWrites {
     signal?: AbortSignal,
     uid?: string,
   ): Promise<"deleted" | "gone">;
-  /** With its UID as precondition; "forbidden" when RBAC does not grant it. */
+  /** With its UID as precondition; a refusal comes with the API server's message. */
   deleteClaim(
     ref: { namespace: string; name: string; uid: string },
     signal?: AbortSignal,
-  ): Promise<"deleted" | "gone" | "forbidden">;
+  ): Promise<"deleted" | "gone" | { forbidden: string }>;
 }
 
 /** The StorageClass cache. */

@@ -28,7 +28,7 @@ function volume(name: string, phase: string, className: string): PersistentVolum
 
 const OPT_IN = optInClass("opt-in", DRIVER);
 
-function world(options: { claimDelete?: "deleted" | "forbidden" } = {}) {
+function world(options: { claimDelete?: "deleted" | { forbidden: string } } = {}) {
   let now = 10 * MIN;
   let nodeExists = false;
   let note: number | undefined;
@@ -138,12 +138,14 @@ Deno.test("LostNodeReleaser: a Node that exists again clears the note and releas
 });
 
 Deno.test("LostNodeReleaser: a claim RBAC does not let it delete is a Warning that says so", async () => {
-  const w = world({ claimDelete: "forbidden" });
+  const refusal = 'persistentvolumeclaims "claim-bound-opt-in" is forbidden: User cannot delete';
+  const w = world({ claimDelete: { forbidden: refusal } });
   await w.releaser.check(signal);
   w.advance(MIN);
   await w.releaser.check(signal);
   const refused = w.events.find((e) => e.reason === "LostNodeClaimNotDeleted");
   strictEqual(refused?.subject.name, "claim-bound-opt-in");
   strictEqual(refused.message.includes("delete on persistentvolumeclaims"), true);
+  strictEqual(refused.message.includes(refusal), true, "the server's own words");
   strictEqual(w.counted.includes("claim_deleted"), false);
 });
