@@ -35,26 +35,50 @@ export function agentUsernamePrefix(namespace: string): string {
   return `system:serviceaccount:${namespace}:csi-provisioner-`;
 }
 
-/** The shipped policy, matching every ServiceAccount whose username starts with `prefix`. */
+/**
+ * The shipped policy, matching its own account (deploy/'s, which the tests
+ * that apply deploy/ run as) and every ServiceAccount whose username starts
+ * with `prefix`.
+ */
 export async function nodePolicyManifest(prefix: string): Promise<string> {
   const text = await Deno.readTextFile(NODE_POLICY_PATH);
-  if (!SHIPPED_AGENT.test(text)) {
+  const shipped = text.match(SHIPPED_AGENT);
+  if (shipped === null) {
     throw new Error(`${NODE_POLICY_PATH} no longer names ${SHIPPED_AGENT}`);
   }
-  return text.replace(SHIPPED_AGENT, `request.userInfo.username.startsWith('${prefix}')`);
+  return text.replace(
+    SHIPPED_AGENT,
+    `(${shipped[0]} || request.userInfo.username.startsWith('${prefix}'))`,
+  );
 }
 
 /**
  * A Pod of the ServiceAccount on the node (spec.nodeName set, no kubelet
  * runs it): what a token is bound to so that it carries the node's name.
+ * `existing` names a Pod already there (a DaemonSet's on that node), which
+ * is used instead, as the kubelet would.
  */
 export async function tokenPod(
   admin: AdminClients,
   ref: IdentityRef,
   node: string,
+  existing?: string,
 ): Promise<{ name: string; uid: string }> {
-  const name = `${ref.serviceAccount}-token`;
+  // One account may serve every node (deploy/'s): one Pod per node.
+  const name = existing ??
+    (ref.serviceAccount.endsWith(`-${node}`)
+      ? `${ref.serviceAccount}-token`
+      : `${ref.serviceAccount}-${node}-token`);
   await ensureServiceAccount(admin, ref);
+  if (existing === undefined) await createPod(admin, ref, node, name);
+  const pod = await admin.core.readNamespacedPod({ name, namespace: ref.namespace });
+  if (pod.spec?.nodeName !== node) {
+    throw new Error(`Pod ${ref.namespace}/${name} is on ${pod.spec?.nodeName}, not ${node}`);
+  }
+  return { name, uid: pod.metadata!.uid! };
+}
+
+async function createPod(admin: AdminClients, ref: IdentityRef, node: string, name: string) {
   await createIfMissing(() =>
     admin.core.createNamespacedPod({
       namespace: ref.namespace,
@@ -69,9 +93,4 @@ export async function tokenPod(
       },
     })
   );
-  const pod = await admin.core.readNamespacedPod({ name, namespace: ref.namespace });
-  if (pod.spec?.nodeName !== node) {
-    throw new Error(`Pod ${ref.namespace}/${name} is on ${pod.spec?.nodeName}, not ${node}`);
-  }
-  return { name, uid: pod.metadata!.uid! };
 }

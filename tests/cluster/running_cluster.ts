@@ -346,7 +346,7 @@ export class RunningCluster implements AsyncDisposable {
       (options.identity ? "none" : this.#init.options.agentRbac ?? "upstream");
     // With the node policy, the token is bound to a Pod on the node, as the kubelet's is.
     const boundPod = this.nodePolicy
-      ? { boundPod: await tokenPod(this.admin, identity, node.name) }
+      ? { boundPod: await tokenPod(this.admin, identity, node.name, options.env?.POD_NAME) }
       : {};
     const kubeconfigPath = await this.identity(identity, {
       ...boundPod,

@@ -54,8 +54,15 @@ async function deployObjects(kubectl: string, rules?: ReplacedRules): Promise<K8
   });
 }
 
-/** A two-node cluster with deploy/ applied and the audit log of its ServiceAccount on. */
-export async function deployedCluster(rules?: ReplacedRules): Promise<
+/**
+ * A two-node cluster with deploy/ applied and the audit log of its
+ * ServiceAccount on. `nodePolicy`: deploy/components/node-confinement too,
+ * each agent's token bound to its DaemonSet Pod (default: CLUSTER_NODE_POLICY).
+ */
+export async function deployedCluster(
+  rules?: ReplacedRules,
+  options: { nodePolicy?: boolean } = {},
+): Promise<
   { cluster: RunningCluster; objects: K8sObject[]; user: string }
 > {
   const binaries = await ensureClusterBinaries();
@@ -79,6 +86,7 @@ export async function deployedCluster(rules?: ReplacedRules): Promise<
     storageClasses: false,
     agentNamespace: identity.namespace,
     auditLog: { users: [user] },
+    ...(options.nodePolicy === undefined ? {} : { nodePolicy: options.nodePolicy }),
   });
   try {
     await applyObjects(cluster, objects);

@@ -21,10 +21,12 @@
  * --enable-controller-modify-volume (PUBLISH_UNPUBLISH_VOLUME and
  * MODIFY_VOLUME), so the agent also reads VolumeAttributesClasses and
  * watches VolumeAttachments; its full pool and its timeouts are real (a
- * volume made behind the agents' back, a frozen driver). kube-apiserver's
- * audit log then shows no refused request, every verb granted without a
- * "Needed only" comment was used, and so were the conditional ones this
- * lifecycle needs.
+ * volume made behind the agents' back, a frozen driver).
+ * deploy/components/node-confinement is applied too, each agent's token
+ * bound to its DaemonSet pod, so the policy sees every one of those writes.
+ * kube-apiserver's audit log then shows no refused request, every verb
+ * granted without a "Needed only" comment was used, and so were the
+ * conditional ones this lifecycle needs.
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
@@ -59,7 +61,8 @@ async function readVerdict(cluster: RunningCluster, user: string): Promise<Audit
 }
 
 Deno.test("deploy/'s RBAC is enough for the whole lifecycle, and every unconditional grant is used", async () => {
-  const { cluster, objects, user } = await deployedCluster();
+  // With the node confinement on: it narrows what the agents may write, never what they need.
+  const { cluster, objects, user } = await deployedCluster(undefined, { nodePolicy: true });
   try {
     await startAgents(cluster, objects);
     await lifecycle(cluster, { attributesClass: true });
