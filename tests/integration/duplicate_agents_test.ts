@@ -41,7 +41,12 @@ Deno.test("two agents for one node: a DuplicateAgent Warning, a log line and a c
     namespace,
     body: {
       metadata: { name: "twin" },
-      spec: { nodeName: "node-a", containers: [{ name: "agent", image: "twin" }] },
+      spec: {
+        nodeName: "node-a",
+        serviceAccountName: "csi-provisioner-node-a",
+        automountServiceAccountToken: false,
+        containers: [{ name: "agent", image: "twin" }],
+      },
     },
   });
   const port = freeLoopbackPort();
