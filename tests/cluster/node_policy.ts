@@ -55,8 +55,9 @@ export async function nodePolicyManifest(prefix: string): Promise<string> {
 /**
  * A Pod of the ServiceAccount on the node (spec.nodeName set, no kubelet
  * runs it): what a token is bound to so that it carries the node's name.
- * `existing` names a Pod already there (a DaemonSet's on that node), which
- * is used instead, as the kubelet would.
+ * `existing` names the agent's Pod (POD_NAME): a DaemonSet's Pod of the
+ * same account is used, as the kubelet would; a Pod of another account (a
+ * test's stand-in owner for upstream's owner levels) cannot hold the token.
  */
 export async function tokenPod(
   admin: AdminClients,
@@ -64,13 +65,19 @@ export async function tokenPod(
   node: string,
   existing?: string,
 ): Promise<{ name: string; uid: string }> {
+  if (existing !== undefined) {
+    const pod = await admin.core.readNamespacedPod({ name: existing, namespace: ref.namespace })
+      .catch(() => undefined);
+    if (pod?.spec?.serviceAccountName === ref.serviceAccount && pod.spec.nodeName === node) {
+      return { name: existing, uid: pod.metadata!.uid! };
+    }
+  }
   // One account may serve every node (deploy/'s): one Pod per node.
-  const name = existing ??
-    (ref.serviceAccount.endsWith(`-${node}`)
-      ? `${ref.serviceAccount}-token`
-      : `${ref.serviceAccount}-${node}-token`);
+  const name = ref.serviceAccount.endsWith(`-${node}`)
+    ? `${ref.serviceAccount}-token`
+    : `${ref.serviceAccount}-${node}-token`;
   await ensureServiceAccount(admin, ref);
-  if (existing === undefined) await createPod(admin, ref, node, name);
+  await createPod(admin, ref, node, name);
   const pod = await admin.core.readNamespacedPod({ name, namespace: ref.namespace });
   if (pod.spec?.nodeName !== node) {
     throw new Error(`Pod ${ref.namespace}/${name} is on ${pod.spec?.nodeName}, not ${node}`);
