@@ -1,9 +1,9 @@
 /**
- * The README's rollback to upstream's sidecar, run on a real cluster: this
+ * The rollback to upstream's sidecar of docs/rollback.md, run on a real cluster: this
  * agent publishes CSIStorageCapacity with --capacity-owner-node; it stops and
  * upstream csi-provisioner starts with csi-driver-host-path's distributed
  * flags (the owner is its Pod); upstream cannot update the Node-owned objects
- * until the README's commands run, then publishes its own within a minute.
+ * until the page's commands run, then publishes its own within a minute.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -23,17 +23,17 @@ const NODE = "node-a";
 /** What upstream's API server says when a second controller reference is added. */
 const REFUSAL = "Only one reference can have Controller set to true";
 
-/** The commands of the README's rollback step 2, as the README has them. */
-function readmeRollbackCommands(readme: string): string[][] {
-  const marker = readme.indexOf("<!-- rollback:capacity");
-  assert.ok(marker >= 0, "the README has the rollback:capacity marker");
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
+/** The commands of the rollback's step 2, as docs/rollback.md has them. */
+function rollbackCommands(page: string): string[][] {
+  const marker = page.indexOf("<!-- rollback:capacity");
+  assert.ok(marker >= 0, "docs/rollback.md has the rollback:capacity marker");
+  const block = /```sh\n([\s\S]*?)```/.exec(page.slice(marker));
   assert.ok(block, "a sh block follows the marker");
   return block[1]!.split("\n").map((line) => line.trim()).filter((line) => line !== "")
     .map(shellWords);
 }
 
-/** Words of a command line with single-quoted parts (all the README's commands use). */
+/** Words of a command line with single-quoted parts (all the page's commands use). */
 function shellWords(line: string): string[] {
   return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((match) => match[1] ?? match[2]!);
 }
@@ -49,7 +49,7 @@ async function classObjects(cluster: RunningCluster): Promise<V1CSIStorageCapaci
   return list.items.filter((object) => object.storageClassName === CLASS);
 }
 
-Deno.test("rolling back to upstream's sidecar as the README says: upstream publishes within a minute", async (t) => {
+Deno.test("rolling back to upstream's sidecar as docs/rollback.md says: upstream publishes within a minute", async (t) => {
   await using cluster = await startCluster({ nodes: [NODE], storageClasses: false });
   await cluster.admin.storage.createStorageClass({
     body: {
@@ -102,9 +102,9 @@ Deno.test("rolling back to upstream's sidecar as the README says: upstream publi
   });
 
   let deleted = 0;
-  await step(t, cluster, "step 2: the README's commands; upstream publishes", async () => {
-    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
-    const [remove, list] = readmeRollbackCommands(readme).map((words) =>
+  await step(t, cluster, "step 2: the page's commands; upstream publishes", async () => {
+    const page = readFileSync(join(REPO_ROOT, "docs", "rollback.md"), "utf8");
+    const [remove, list] = rollbackCommands(page).map((words) =>
       words.slice(1).map((word) =>
         word.replace("NAMESPACE", cluster.agentNamespace).replace("DRIVER", cluster.driverName)
       )
