@@ -7,36 +7,20 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { V1CSIStorageCapacity } from "@kubernetes/client-node";
 import { NODE_DEPLOYMENT_ARGS } from "../cluster/agents.ts";
 import { startCluster } from "../cluster/cluster.ts";
-import { REPO_ROOT } from "../cluster/drivers.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
+import { commandsAfterMarker, kubectlArgs } from "./doc_commands.ts";
 import { selectedClaim, step, waitForReady } from "./support.ts";
 
 const CLASS = "rollback";
 const NODE = "node-a";
 /** What upstream's API server says when a second controller reference is added. */
 const REFUSAL = "Only one reference can have Controller set to true";
-
-/** The commands of the rollback's step 2, as docs/rollback.md has them. */
-function rollbackCommands(page: string): string[][] {
-  const marker = page.indexOf("<!-- rollback:capacity");
-  assert.ok(marker >= 0, "docs/rollback.md has the rollback:capacity marker");
-  const block = /```sh\n([\s\S]*?)```/.exec(page.slice(marker));
-  assert.ok(block, "a sh block follows the marker");
-  return block[1]!.split("\n").map((line) => line.trim()).filter((line) => line !== "")
-    .map(shellWords);
-}
-
-/** Words of a command line with single-quoted parts (all the page's commands use). */
-function shellWords(line: string): string[] {
-  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((match) => match[1] ?? match[2]!);
-}
 
 function ownerKinds(object: V1CSIStorageCapacity): string[] {
   return (object.metadata?.ownerReferences ?? []).map((reference) => reference.kind);
@@ -103,12 +87,10 @@ Deno.test("rolling back to upstream's sidecar as docs/rollback.md says: upstream
 
   let deleted = 0;
   await step(t, cluster, "step 2: the page's commands; upstream publishes", async () => {
-    const page = readFileSync(join(REPO_ROOT, "docs", "rollback.md"), "utf8");
-    const [remove, list] = rollbackCommands(page).map((words) =>
-      words.slice(1).map((word) =>
-        word.replace("NAMESPACE", cluster.agentNamespace).replace("DRIVER", cluster.driverName)
-      )
-    );
+    const values = { NAMESPACE: cluster.agentNamespace, DRIVER: cluster.driverName };
+    const [remove, list] = commandsAfterMarker("docs/rollback.md", "rollback:capacity").map((
+      words,
+    ) => kubectlArgs(words, values));
     assert.ok(remove && list, "two commands");
     deleted = Date.now();
     await cluster.kubectl(remove);
