@@ -2,9 +2,9 @@
  * One version, package.json's, and every place that must repeat it because
  * it cannot read package.json: the lock file, the Helm chart's version and
  * appVersion, the kustomize base's image tag, the Dockerfile's VERSION, and
- * the image references in the README and the Dockerfile's comment. The
- * binary (lib/runtime/version.ts) and the image's tag read package.json
- * themselves.
+ * the image references in the README, docs/deploying.md and the Dockerfile's
+ * comment. The binary (lib/runtime/version.ts) and the image's tag read
+ * package.json themselves.
  *
  *   deno task version          print every place and its version
  *   deno task version 0.2.0    set them all
@@ -40,6 +40,8 @@ export const VERSION_SITES: readonly VersionSite[] = [
   { file: "deploy/Dockerfile", pattern: new RegExp(`csi-node-provisioner:${SEMVER}`, "g") },
   { file: "README.md", pattern: new RegExp(`csi-node-provisioner[-: ]${SEMVER}`, "g") },
   { file: "README.md", pattern: new RegExp(String.raw`\.oci\.tar:${SEMVER}`, "g") },
+  { file: "docs/deploying.md", pattern: new RegExp(`csi-node-provisioner[-: ]${SEMVER}`, "g") },
+  { file: "docs/deploying.md", pattern: new RegExp(String.raw`\.oci\.tar:${SEMVER}`, "g") },
   { file: "CHANGELOG.md", pattern: new RegExp(`^## ${SEMVER}`, "m") },
 ];
 

@@ -1,7 +1,7 @@
 /**
  * The one table of command-line flags: every flag of upstream csi-provisioner
  * at HEAD, with its default and meaning. The parser, the `--help` text and the
- * README's flag section are all generated from it.
+ * flag section of docs/flags.md are all generated from it.
  */
 import type { Config } from "./types.ts";
 

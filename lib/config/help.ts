@@ -1,4 +1,4 @@
-/** `--help` and the README's flag table, both generated from the flag table. */
+/** `--help` and docs/flags.md's flag table, both generated from the flag table. */
 import type { FlagSection, FlagSpec } from "./flags.ts";
 
 const SECTION_TITLES: Record<FlagSection, string> = {
@@ -53,7 +53,7 @@ function escapeCell(text: string): string {
   return text.replaceAll("|", "\\|");
 }
 
-/** A Markdown table of every flag, for the README. */
+/** A Markdown table of every flag, for docs/flags.md. */
 export function renderFlagTable(specs: readonly FlagSpec[]): string {
   const lines = ["| Flag | Default | Meaning |", "|---|---|---|"];
   for (const spec of specs) {

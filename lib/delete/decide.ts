@@ -81,7 +81,7 @@ function shouldDelete(pv: PersistentVolume): string | undefined {
 export function noAffinityMessage(pvName: string): string {
   return `PV ${pvName} has no node affinity, so no node can tell whether its volume lives there; ` +
     "this agent does not delete it (upstream would delete it on every node). " +
-    "Delete the volume on its node by hand, then remove the PV (see the README: PVs without node affinity)";
+    "Delete the volume on its node by hand, then remove the PV (see docs/design.md, 'PVs without node affinity')";
 }
 
 /** Whether this node deletes the PV's volume now, and how. */

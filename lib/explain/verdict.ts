@@ -1,6 +1,6 @@
 /**
  * The one-line verdict: where the claim is and the first reason it is there,
- * in the order the README's "why is my claim Pending" list works through.
+ * in the order docs/troubleshooting.md's "why is my claim Pending" list works through.
  */
 import { nodeLabel } from "./facts/capacity.ts";
 import { eventNode, type Facts } from "./facts/facts.ts";

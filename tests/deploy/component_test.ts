@@ -39,7 +39,7 @@ import { upstreamHostpathDaemonSet } from "./upstream_hostpath.ts";
 const NAMESPACE = "hostpath";
 const CONTAINER = "csi-provisioner";
 
-/** The README's Helm recipe, applied to upstream's manifest as a driver chart's template. */
+/** docs/deploying.md's Helm recipe, applied to upstream's manifest as a driver chart's template. */
 function helmRecipeTemplate(upstreamYaml: string): string {
   const image = "          image: registry.k8s.io/sig-storage/csi-provisioner:v6.3.0\n";
   const include = '          {{- include "csi-node-provisioner.replaceCsiProvisioner" ' +

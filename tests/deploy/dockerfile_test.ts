@@ -114,7 +114,7 @@ Deno.test("the Dockerfile's runtime stage is the image task's: FROM scratch, its
   strictEqual(only(all, 1, "WORKDIR"), "/");
   strictEqual(only(all, 1, "ENTRYPOINT"), JSON.stringify(ENTRYPOINT));
   deepStrictEqual(parseAssignments(only(all, 1, "ENV")), IMAGE_ENV);
-  // The labels, with the build arguments the README's command passes in place of their values.
+  // The labels, with the build arguments of docs/deploying.md's command in place of their values.
   const info = await readBuildInfo();
   const args = Object.fromEntries(
     all.filter((i) => i.stage === 1 && i.keyword === "ARG").map((i) => i.args.split("=")),

@@ -1,42 +1,26 @@
 /**
- * The README's rollback to upstream's sidecar, run on a real cluster: this
+ * The rollback to upstream's sidecar of docs/rollback.md, run on a real cluster: this
  * agent publishes CSIStorageCapacity with --capacity-owner-node; it stops and
  * upstream csi-provisioner starts with csi-driver-host-path's distributed
  * flags (the owner is its Pod); upstream cannot update the Node-owned objects
- * until the README's commands run, then publishes its own within a minute.
+ * until the page's commands run, then publishes its own within a minute.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { V1CSIStorageCapacity } from "@kubernetes/client-node";
 import { NODE_DEPLOYMENT_ARGS } from "../cluster/agents.ts";
 import { startCluster } from "../cluster/cluster.ts";
-import { REPO_ROOT } from "../cluster/drivers.ts";
 import { freeLoopbackPort } from "../cluster/ports.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
+import { commandsAfterMarker, kubectlArgs } from "./doc_commands.ts";
 import { selectedClaim, step, waitForReady } from "./support.ts";
 
 const CLASS = "rollback";
 const NODE = "node-a";
 /** What upstream's API server says when a second controller reference is added. */
 const REFUSAL = "Only one reference can have Controller set to true";
-
-/** The commands of the README's rollback step 2, as the README has them. */
-function readmeRollbackCommands(readme: string): string[][] {
-  const marker = readme.indexOf("<!-- rollback:capacity");
-  assert.ok(marker >= 0, "the README has the rollback:capacity marker");
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
-  assert.ok(block, "a sh block follows the marker");
-  return block[1]!.split("\n").map((line) => line.trim()).filter((line) => line !== "")
-    .map(shellWords);
-}
-
-/** Words of a command line with single-quoted parts (all the README's commands use). */
-function shellWords(line: string): string[] {
-  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((match) => match[1] ?? match[2]!);
-}
 
 function ownerKinds(object: V1CSIStorageCapacity): string[] {
   return (object.metadata?.ownerReferences ?? []).map((reference) => reference.kind);
@@ -49,7 +33,7 @@ async function classObjects(cluster: RunningCluster): Promise<V1CSIStorageCapaci
   return list.items.filter((object) => object.storageClassName === CLASS);
 }
 
-Deno.test("rolling back to upstream's sidecar as the README says: upstream publishes within a minute", async (t) => {
+Deno.test("rolling back to upstream's sidecar as docs/rollback.md says: upstream publishes within a minute", async (t) => {
   await using cluster = await startCluster({ nodes: [NODE], storageClasses: false });
   await cluster.admin.storage.createStorageClass({
     body: {
@@ -102,13 +86,11 @@ Deno.test("rolling back to upstream's sidecar as the README says: upstream publi
   });
 
   let deleted = 0;
-  await step(t, cluster, "step 2: the README's commands; upstream publishes", async () => {
-    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
-    const [remove, list] = readmeRollbackCommands(readme).map((words) =>
-      words.slice(1).map((word) =>
-        word.replace("NAMESPACE", cluster.agentNamespace).replace("DRIVER", cluster.driverName)
-      )
-    );
+  await step(t, cluster, "step 2: the page's commands; upstream publishes", async () => {
+    const values = { NAMESPACE: cluster.agentNamespace, DRIVER: cluster.driverName };
+    const [remove, list] = commandsAfterMarker("docs/rollback.md", "rollback:capacity").map((
+      words,
+    ) => kubectlArgs(words, values));
     assert.ok(remove && list, "two commands");
     deleted = Date.now();
     await cluster.kubectl(remove);

@@ -68,7 +68,7 @@ async function setAside<T>(path: string, problem: string, options: FileJournalOp
   options.logger.warn(
     { journal: path, setAside: aside },
     `Intent journal ${path} is unreadable (${problem}): set aside as ${aside}, going on without ` +
-      "it; volumes its entries named may need deleting by hand (see the README, Reliability)",
+      "it; volumes its entries named may need deleting by hand (see docs/design.md, 'Reliability')",
   );
   const keep = options.keepSetAside ?? DEFAULT_KEEP_SET_ASIDE;
   const prefix = `${basename(path)}${SET_ASIDE_INFIX}`;
