@@ -237,7 +237,7 @@ Deno.test("every alert links a section of docs/runbooks.md that says what, how t
     ok(url.startsWith(RUNBOOK_BASE), `${alert}: runbook_url ${url}`);
     const section = sections.get(url.slice(RUNBOOK_BASE.length));
     ok(section !== undefined, `${alert}: no section #${url.slice(RUNBOOK_BASE.length)}`);
-    for (const part of ["**Meaning**", "**Check**", "**Do**"]) {
+    for (const part of ["**Meaning.**", "**Check.**", "**Do.**"]) {
       ok(section.includes(part), `${alert}: its runbook has no ${part}`);
     }
   }
