@@ -10,7 +10,7 @@
  * against a running agent in tests/image/image_agent_test.ts.
  */
 
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { runCommand } from "../../deploy/image/command.ts";
 import { ensureDebianTools } from "../../deploy/image/debian_packages.ts";
@@ -209,6 +209,13 @@ Deno.test("the chart's PodMonitor finds the agent inside a driver's DaemonSet (d
   const driver = await driverWithAgent(kubectl);
   deepStrictEqual(scrapedContainers(podMonitor, driver.after), ["csi-provisioner"]);
   deepStrictEqual(scrapedContainers(podMonitor, driver.before), []);
+  // The ServiceMonitor's Service selects this chart's pods only: refused rather than empty.
+  await rejects(
+    renderHelm(helm, {
+      set: ["daemonset.create=false", "monitoring.serviceMonitor.enabled=true"],
+    }),
+    /with daemonset.create=false use monitoring.podMonitor/,
+  );
 });
 
 const RUNBOOKS = join(REPO_ROOT, "docs", "runbooks.md");
