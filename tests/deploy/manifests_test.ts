@@ -8,6 +8,7 @@
  */
 
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { join, relative } from "node:path";
 import { ensureClusterBinaries } from "../cluster/build.ts";
 import { ensureHelm } from "../cluster/helm_build.ts";
 import { checkBindings, checkDaemonSet, parseAgentArgs } from "./daemonset_checks.ts";
@@ -15,6 +16,7 @@ import {
   agentContainer,
   CHART_DIR,
   commentedRules,
+  DEPLOY_DIR,
   EXAMPLE_DIR,
   type K8sObject,
   RBAC_FILE,
@@ -57,6 +59,38 @@ Deno.test("kubectl kustomize deploy renders the agent alone, beside an existing 
   checkDaemonSet(objects, "none");
   checkBindings(objects);
   strictEqual(socketHostDir(theObject(objects, "DaemonSet")), PLACEHOLDER_SOCKET_DIR);
+});
+
+/**
+ * The overlay deploy/kustomization.yaml's comment shows, as an operator copies
+ * it, with the base's URL replaced by `base`.
+ */
+async function documentedOverlay(base: string): Promise<string> {
+  const comment = (await Deno.readTextFile(join(DEPLOY_DIR, "kustomization.yaml")))
+    .split("\n").filter((line) => line.startsWith("#")).map((line) => line.slice(1));
+  const start = comment.findIndex((line) => line.includes("# overlay/kustomization.yaml"));
+  const end = comment.findIndex((line, index) => index > start && line.trim() === "");
+  ok(start >= 0 && end > start, "deploy/kustomization.yaml shows an overlay");
+  return comment.slice(start + 1, end).map((line) => line.slice(2)).join("\n")
+    .replace(/- https:\/\/github\.com\/\S+\/\/deploy\?ref=TAG/, `- ${base}`);
+}
+
+Deno.test("the overlay deploy/kustomization.yaml documents sets the socket directory and tolerations", async () => {
+  const { kubectl } = await tools();
+  const dir = await Deno.makeTempDir();
+  try {
+    // kustomize takes a base directory only as a relative path.
+    const overlay = await documentedOverlay(relative(dir, DEPLOY_DIR));
+    await Deno.writeTextFile(join(dir, "kustomization.yaml"), overlay);
+    const daemonSet = theObject((await renderKustomize(kubectl, dir)).objects, "DaemonSet");
+    strictEqual(socketHostDir(daemonSet), "/var/lib/kubelet/plugins/YOUR-DRIVER");
+    deepStrictEqual(
+      (daemonSet.spec as { template: { spec: K8sObject } }).template.spec.tolerations,
+      [{ operator: "Exists" }],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("examples/hostpath adds the hostpath plugin, its registrar, CSIDriver and classes", async () => {
