@@ -69,15 +69,13 @@ import { waitForSync } from "./lib/runtime/synced.ts";
 import { templateAnnotationKeys } from "./lib/secrets/references.ts";
 import { FatalError } from "./lib/runtime/fatal.ts";
 import { Heartbeat, HEARTBEAT_STALE_MS } from "./lib/runtime/heartbeat.ts";
-import { Lifecycle } from "./lib/runtime/lifecycle.ts";
+import { DRAIN_MARGIN_MS, Lifecycle } from "./lib/runtime/lifecycle.ts";
 import type { PeriodicCollection } from "./lib/runtime/collection.ts";
 import { loggedCollection } from "./lib/runtime/collection_log.ts";
 import { writeTerminationLog } from "./lib/runtime/termination_log.ts";
 import { VERSION, versionText } from "./lib/runtime/version.ts";
 
 const PROGRAM = "csi-node-provisioner";
-/** Extra time, beyond the CSI deadline, that shutdown waits for work in flight. */
-const DRAIN_MARGIN_MS = 2000;
 
 /** Runs the agent with the given arguments and environment; resolves to the exit code. */
 export async function main(

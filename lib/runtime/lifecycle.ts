@@ -8,6 +8,12 @@ import process from "node:process";
 import type { Logger } from "../log/logger.ts";
 
 /** The agent's run, from start to exit. */
+/**
+ * Extra time, beyond the CSI deadline, that shutdown waits for work in flight;
+ * the pod's termination grace period must cover both.
+ */
+export const DRAIN_MARGIN_MS = 2000;
+
 export class Lifecycle {
   /** Aborted on SIGTERM/SIGINT or a fatal error: no new work. */
   readonly shutdown: AbortController = new AbortController();

@@ -79,7 +79,7 @@ function isRunning(pid: number): boolean {
 /** The report's rows, checked by content rather than by exact spacing. */
 function checkReport(text: string): void {
   ok(
-    text.includes("the upstream hostpath driver of deploy/ (hostpath.csi.k8s.io"),
+    text.includes("the upstream hostpath driver of examples/hostpath (hostpath.csi.k8s.io"),
     "says which driver runs",
   );
   // A table row: the name, then its size.

@@ -22,7 +22,7 @@ import {
   startDeployedAgent,
   waitAgentReady,
 } from "../deploy/apply.ts";
-import { type K8sObject, renderKustomize } from "../deploy/render.ts";
+import { EXAMPLE_DIR, type K8sObject, renderKustomize } from "../deploy/render.ts";
 import { ensureAgentBinary } from "./build.ts";
 import { capacityTable, placementTable, usageHints } from "./report.ts";
 import {
@@ -57,10 +57,10 @@ async function startDemoCluster(
 ): Promise<{ cluster: RunningCluster; objects: K8sObject[] }> {
   const binaries = await ensureClusterBinaries({ log: (line) => console.log(`  ${line}`), signal });
   console.log(`  ready in ${dirname(binaries.kubectl)}`);
-  const { objects } = await renderKustomize(binaries.kubectl);
+  const { objects } = await renderKustomize(binaries.kubectl, EXAMPLE_DIR);
   step(3, "starting the control plane, 3 fake nodes and their CSI drivers");
   console.log(
-    "  CSI driver: the upstream hostpath driver of deploy/ (hostpath.csi.k8s.io, csi-driver-host-path\n" +
+    "  CSI driver: the upstream hostpath driver of examples/hostpath (hostpath.csi.k8s.io, csi-driver-host-path\n" +
       "  v1.18.0, built once from its vendored source archive), one per node with its own pool.",
   );
   const pools = new Map(DEMO_NODES.map((node) => [node.name, node.pool]));

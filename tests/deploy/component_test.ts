@@ -84,8 +84,6 @@ async function renderHelmRecipe(helm: string, upstreamYaml: string): Promise<K8s
           "daemonset.create=false",
           "serviceAccount.create=false",
           "serviceAccount.name=csi-provisioner",
-          "csiDriver.create=false",
-          "storageClasses=null",
           "capacity.ownerMode=pod",
           `image.repository=${IMAGE}`,
           `metrics.port=${componentPort()}`,

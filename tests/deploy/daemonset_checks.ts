@@ -8,7 +8,15 @@ import { parseConfig } from "../../lib/config/config.ts";
 import { PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS } from "../../lib/csi/driver_probe.ts";
 import { PROBES } from "../../lib/http/health.ts";
 import { HEARTBEAT_STALE_MS } from "../../lib/runtime/heartbeat.ts";
+import { DRAIN_MARGIN_MS } from "../../lib/runtime/lifecycle.ts";
+import { HOSTPATH_ARCHIVE } from "../cluster/peers.ts";
 import { agentContainer, type K8sObject, theObject } from "./render.ts";
+
+/**
+ * The agent's port, in every rendering (deploy/, the component, the chart):
+ * the PodMonitor selects pods by this name, so no other container may use it.
+ */
+export const AGENT_PORT_NAME = "cnp-metrics";
 
 export interface Probe {
   httpGet: { path: string; port: string | number };
@@ -32,7 +40,7 @@ export function checkProbes(container: { livenessProbe?: Probe; readinessProbe?:
     ] as const
   ) {
     deepStrictEqual(probe, {
-      httpGet: { path: expected.path, port: "metrics" },
+      httpGet: { path: expected.path, port: AGENT_PORT_NAME },
       periodSeconds: expected.periodSeconds,
       timeoutSeconds: expected.timeoutSeconds,
       failureThreshold: expected.failureThreshold,
@@ -62,17 +70,24 @@ export function parseAgentArgs(args: string[]): ReturnType<typeof parseConfig> {
   });
 }
 
-/** Everything the DaemonSet and its agent container must have; returns the container. */
-export function checkDaemonSet(objects: K8sObject[]): AgentContainer {
+/**
+ * Everything the DaemonSet and its agent container must have, with no driver
+ * in the pod (the default install) or the example hostpath driver; returns
+ * the agent container.
+ */
+export function checkDaemonSet(objects: K8sObject[], driver: "none" | "example"): AgentContainer {
   const daemonSet = theObject(objects, "DaemonSet");
-  const pod = (daemonSet.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+  const spec = daemonSet.spec as { template: { spec: Record<string, unknown> } };
+  const pod = spec.template.spec;
   const agent = agentContainer(daemonSet) as unknown as AgentContainer;
   strictEqual(pod.priorityClassName, "system-node-critical");
-  deepStrictEqual(pod.tolerations, [{ operator: "Exists" }]);
+  // Not every node, control plane included, unless the operator says so.
+  strictEqual(pod.tolerations, undefined);
   deepStrictEqual((daemonSet.spec as { updateStrategy: unknown }).updateStrategy, {
     type: "RollingUpdate",
-    rollingUpdate: { maxUnavailable: 1 },
+    rollingUpdate: { maxUnavailable: "10%" },
   });
+  strictEqual((daemonSet.spec as { revisionHistoryLimit: number }).revisionHistoryLimit, 10);
   const fieldPaths = Object.fromEntries(
     agent.env.map((variable) => [variable.name, variable.valueFrom?.fieldRef?.fieldPath]),
   );
@@ -85,8 +100,11 @@ export function checkDaemonSet(objects: K8sObject[]): AgentContainer {
   ok(parsed.kind === "run", `the agent refuses its flags: ${JSON.stringify(parsed)}`);
   const config = parsed.config;
   ok(config.enableCapacity, "capacity is published");
+  // SIGTERM: the agent drains CSI calls for --timeout plus a margin, then closes.
+  const grace = pod.terminationGracePeriodSeconds as number;
+  ok(grace * 1000 >= config.timeoutMs + DRAIN_MARGIN_MS + 5000, `grace period ${grace} s`);
   // The probes and the metrics port are the agent's --http-endpoint.
-  const port = agent.ports.find((candidate) => candidate.name === "metrics");
+  const port = agent.ports.find((candidate) => candidate.name === AGENT_PORT_NAME);
   strictEqual(config.httpEndpoint, `:${port?.containerPort}`);
   checkProbes(agent);
   ok(agent.resources.requests?.cpu && agent.resources.requests.memory, "requests");
@@ -99,8 +117,29 @@ export function checkDaemonSet(objects: K8sObject[]): AgentContainer {
     mounts: agent.volumeMounts,
     journalPath: config.journalPath,
   });
-  checkDriverMatches(objects, daemonSet);
+  if (driver === "none") checkAgentAlone(daemonSet);
+  else checkDriverMatches(objects, daemonSet);
   return agent;
+}
+
+/**
+ * The default install: one container, the agent, and the existing driver's
+ * socket directory from the host, which must exist (no DirectoryOrCreate
+ * that would hide a wrong path behind an agent dialing an empty directory).
+ */
+function checkAgentAlone(daemonSet: K8sObject): void {
+  const pod = (daemonSet.spec as {
+    template: {
+      spec: {
+        containers: { name: string }[];
+        volumes: { name: string; hostPath?: { path: string; type: string } }[];
+      };
+    };
+  }).template.spec;
+  deepStrictEqual(pod.containers.map((container) => container.name), ["csi-node-provisioner"]);
+  const socketDir = pod.volumes.find((volume) => volume.name === "socket-dir");
+  strictEqual(socketDir?.hostPath?.type, "Directory");
+  deepStrictEqual(pod.volumes.map((volume) => volume.name).sort(), ["socket-dir", "tmp"]);
 }
 
 /**
@@ -134,17 +173,21 @@ function checkAgentSecurityContext(context: Record<string, unknown>): void {
 }
 
 /**
- * The example driver's name is the CSIDriver's and the classes' provisioner,
- * the classes wait for the first consumer, and the CSIDriver asks the
- * scheduler to use the published capacity.
+ * The example driver is the hostpath plugin the tests build, its name is the
+ * CSIDriver's and the classes' provisioner, the classes wait for the first
+ * consumer, and the CSIDriver asks the scheduler to use the published capacity.
  */
 function checkDriverMatches(objects: K8sObject[], daemonSet: K8sObject): void {
   const driver = theObject(objects, "CSIDriver");
   strictEqual((driver.spec as { storageCapacity: boolean }).storageCapacity, true);
   const containers = (daemonSet.spec as {
-    template: { spec: { containers: { name: string; args: string[] }[] } };
+    template: { spec: { containers: { name: string; image: string; args: string[] }[] } };
   }).template.spec.containers;
   const hostpath = containers.find((container) => container.name === "hostpath");
+  strictEqual(
+    hostpath?.image,
+    `registry.k8s.io/sig-storage/hostpathplugin:${HOSTPATH_ARCHIVE.version}`,
+  );
   ok(hostpath?.args.includes(`--drivername=${driver.metadata.name}`), "driver name");
   const classes = objects.filter((object) => object.kind === "StorageClass");
   ok(classes.length >= 1, "example StorageClasses");

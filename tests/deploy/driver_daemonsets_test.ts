@@ -21,8 +21,10 @@ import {
   renderWithPostRenderer,
   unpackDriverDaemonsets,
 } from "./driver_daemonsets.ts";
-import { type K8sObject, parseObjects, theObject } from "./render.ts";
+import { type K8sObject, parseObjects, run, theObject } from "./render.ts";
 import { checkRestUntouched, checkSwappedContainer, podSpec } from "./swapped_container.ts";
+import { MONITORING_DIR } from "../monitoring/monitoring_files.ts";
+import { scrapedContainers } from "../monitoring/scrape.ts";
 
 interface Swap {
   driver: DriverSource;
@@ -99,6 +101,23 @@ Deno.test("the component swaps csi-provisioner in scylladb's, Azure's and democr
       checkSwap(swap);
     });
   }
+
+  await t.step(
+    "deploy/monitoring's PodMonitor scrapes the swapped container and nothing else",
+    async () => {
+      const monitoring = parseObjects(await run(binaries.kubectl, ["kustomize", MONITORING_DIR]));
+      const podMonitor = theObject(monitoring, "PodMonitor");
+      for (const swap of swaps) {
+        const name = `${swap.driver.name} ${swap.how}`;
+        deepStrictEqual(scrapedContainers(podMonitor, swap.before), [], name);
+        deepStrictEqual(
+          scrapedContainers(podMonitor, theObject(swap.after, "DaemonSet")),
+          [swap.driver.container],
+          name,
+        );
+      }
+    },
+  );
 
   await t.step(
     "the API server accepts every swapped DaemonSet (server-side apply); each account keeps its binding",

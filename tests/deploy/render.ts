@@ -12,6 +12,8 @@ import { runCommand } from "../cluster/process.ts";
 
 export const DEPLOY_DIR: string = join(REPO_ROOT, "deploy");
 export const CHART_DIR: string = join(DEPLOY_DIR, "helm", "csi-node-provisioner");
+/** The example overlay: deploy/ with the upstream hostpath plugin, its CSIDriver and classes. */
+export const EXAMPLE_DIR: string = join(REPO_ROOT, "examples", "hostpath");
 export const RBAC_FILE: string = join(DEPLOY_DIR, "rbac.yaml");
 /** The marker of a rule that is not used by every agent: the comment names the case. */
 export const CONDITIONAL_MARKER = "Needed only";
@@ -52,11 +54,12 @@ export function parseObjects(yaml: string): K8sObject[] {
   return JSON.parse(JSON.stringify(typed)) as K8sObject[];
 }
 
-/** `kubectl kustomize deploy`: the text and its objects. */
+/** `kubectl kustomize deploy` (or another kustomization): the text and its objects. */
 export async function renderKustomize(
   kubectl: string,
+  dir: string = DEPLOY_DIR,
 ): Promise<{ yaml: string; objects: K8sObject[] }> {
-  const yaml = await run(kubectl, ["kustomize", DEPLOY_DIR]);
+  const yaml = await run(kubectl, ["kustomize", dir]);
   return { yaml, objects: parseObjects(yaml) };
 }
 

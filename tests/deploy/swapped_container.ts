@@ -8,7 +8,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkProbes, parseAgentArgs, type Probe } from "./daemonset_checks.ts";
+import { AGENT_PORT_NAME, checkProbes, parseAgentArgs, type Probe } from "./daemonset_checks.ts";
 import { DEPLOY_DIR, type K8sObject } from "./render.ts";
 
 export interface Container {
@@ -74,7 +74,7 @@ export function checkSwappedContainer(
   const parsed = parseAgentArgs(flags);
   ok(parsed.kind === "run", `the agent refuses its flags: ${JSON.stringify(parsed)}`);
   // The agent listens where its one port is, and both probes are there, whole.
-  deepStrictEqual(agent.ports?.map(({ name }) => name), ["metrics"]);
+  deepStrictEqual(agent.ports?.map(({ name }) => name), [AGENT_PORT_NAME]);
   strictEqual(parsed.config.httpEndpoint, `:${agent.ports[0]!.containerPort}`);
   checkProbes(agent);
   return parsed.config;

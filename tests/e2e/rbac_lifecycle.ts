@@ -35,7 +35,13 @@ import {
   WORKLOADS,
 } from "../deploy/lifecycle_steps.ts";
 import { restoreAndClone } from "../deploy/lifecycle_sources.ts";
-import { type K8sObject, type PolicyRule, renderKustomize, theObject } from "../deploy/render.ts";
+import {
+  EXAMPLE_DIR,
+  type K8sObject,
+  type PolicyRule,
+  renderKustomize,
+  theObject,
+} from "../deploy/render.ts";
 
 /** The rules deploy/'s ClusterRole and Role get instead of their own. */
 export interface ReplacedRules {
@@ -43,9 +49,12 @@ export interface ReplacedRules {
   role: PolicyRule[];
 }
 
-/** deploy/ rendered, with `rules` (when given) in place of its ClusterRole's and Role's. */
+/**
+ * deploy/ rendered through the hostpath example (its CSIDriver and classes), with `rules` (when
+ * given) in place of its ClusterRole's and Role's.
+ */
 async function deployObjects(kubectl: string, rules?: ReplacedRules): Promise<K8sObject[]> {
-  const { objects } = await renderKustomize(kubectl);
+  const { objects } = await renderKustomize(kubectl, EXAMPLE_DIR);
   if (rules === undefined) return objects;
   return objects.map((object) => {
     if (object.kind === "ClusterRole") return { ...object, rules: rules.clusterRole };
@@ -81,7 +90,7 @@ export async function deployedCluster(
     },
     // Restores: the VolumeSnapshot CRDs, snapshot-controller, csi-snapshotter per node.
     snapshots: true,
-    // deploy/ declares the CSIDriver and the classes.
+    // The example overlay declares the CSIDriver and the classes.
     csiDriver: false,
     storageClasses: false,
     agentNamespace: identity.namespace,

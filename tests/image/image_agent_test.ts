@@ -29,7 +29,7 @@ import {
   waitAgentReady,
 } from "../deploy/apply.ts";
 import { capacityOf, CLASS, provisionOn, WORKLOADS } from "../deploy/lifecycle_steps.ts";
-import { renderKustomize, theObject } from "../deploy/render.ts";
+import { EXAMPLE_DIR, renderKustomize, theObject } from "../deploy/render.ts";
 import { checkMonitoringMetrics } from "../monitoring/monitoring_check.ts";
 import { mountImage, testImage } from "./image_fixture.ts";
 import { processPrivileges, startImageAgent } from "./image_agent.ts";
@@ -39,13 +39,13 @@ const NODE = "node-a";
 Deno.test("the image's entrypoint, run as deploy/'s DaemonSet runs it, becomes ready and provisions a claim", async (t) => {
   const build = await testImage();
   const binaries = await ensureClusterBinaries();
-  const { objects } = await renderKustomize(binaries.kubectl);
+  const { objects } = await renderKustomize(binaries.kubectl, EXAMPLE_DIR);
   const identity = deployedIdentity(objects);
   await using image = await mountImage(build, hostPlatform());
   const cluster = await startCluster({
     binaries,
     nodes: [NODE],
-    // deploy/ declares the CSIDriver and the classes.
+    // The example overlay declares the CSIDriver and the classes.
     csiDriver: false,
     storageClasses: false,
     agentNamespace: identity.namespace,

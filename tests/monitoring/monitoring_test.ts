@@ -3,19 +3,25 @@
  * dashboard and every alert is PromQL that Prometheus's own promtool accepts
  * (Debian's prometheus package, installed when missing); the kustomize
  * component and the Helm chart install the same alerts, dashboard and
- * scrape settings, and the chart only when asked; the monitors select the
- * agents' pods and their metrics port. That the metrics exist is checked
+ * scrape settings, and the chart only when asked; the PodMonitor scrapes the
+ * agent's port and nothing else, in deploy/'s DaemonSet, the example's, the
+ * chart's, and a driver's DaemonSet with the component; every alert links
+ * its section of docs/runbooks.md. That the metrics exist is checked
  * against a running agent in tests/image/image_agent_test.ts.
  */
 
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { runCommand } from "../../deploy/image/command.ts";
 import { ensureDebianTools } from "../../deploy/image/debian_packages.ts";
 import { ensureClusterBinaries } from "../cluster/build.ts";
+import { REPO_ROOT } from "../cluster/drivers.ts";
 import { ensureHelm } from "../cluster/helm_build.ts";
+import { AGENT_PORT_NAME } from "../deploy/daemonset_checks.ts";
+import { renderWithComponent } from "../deploy/driver_daemonsets.ts";
 import {
   agentContainer,
+  EXAMPLE_DIR,
   type K8sObject,
   parseObjects,
   renderHelm,
@@ -23,14 +29,17 @@ import {
   run,
   theObject,
 } from "../deploy/render.ts";
+import { upstreamHostpathDaemonSet } from "../deploy/upstream_hostpath.ts";
 import {
   dashboardQueries,
   MONITORING_DIR,
   readDashboard,
   readRuleGroups,
+  type RuleGroup,
   ruleQueries,
   withGrafanaVariables,
 } from "./monitoring_files.ts";
+import { scrapedContainers } from "./scrape.ts";
 
 const PROMTOOL = { provides: "promtool", package: "prometheus" };
 const ALL_ON = [
@@ -103,27 +112,46 @@ Deno.test("the dashboard's panels are laid out on Grafana's grid, each on the ch
   }
 });
 
-Deno.test("kubectl kustomize deploy/monitoring renders the PodMonitor, the alerts and the dashboard for deploy/'s pods", async () => {
+/** Upstream's hostpath DaemonSet with the component, in a driver's own namespace. */
+async function driverWithAgent(kubectl: string): Promise<{ before: K8sObject; after: K8sObject }> {
+  const upstream = await upstreamHostpathDaemonSet();
+  const rendered = await renderWithComponent(kubectl, upstream, { namespace: "hostpath-driver" });
+  return {
+    before: theObject(parseObjects(upstream), "DaemonSet"),
+    after: theObject(parseObjects(rendered), "DaemonSet"),
+  };
+}
+
+Deno.test("kubectl kustomize deploy/monitoring renders the PodMonitor, the alerts and the dashboard", async () => {
   const { kubectl } = await ensureClusterBinaries();
   const objects = parseObjects(await run(kubectl, ["kustomize", MONITORING_DIR]));
   deepStrictEqual(objects.map((o) => o.kind).sort(), ["ConfigMap", "PodMonitor", "PrometheusRule"]);
-  const base = (await renderKustomize(kubectl)).objects;
-  const daemonSet = theObject(base, "DaemonSet");
-  const podMonitor = theObject(objects, "PodMonitor");
-  strictEqual(podMonitor.metadata.namespace, daemonSet.metadata.namespace);
-  const spec = podMonitor.spec as {
-    selector: { matchLabels: Record<string, string> };
-    podMetricsEndpoints: { port: string }[];
-  };
-  ok(selects(spec.selector.matchLabels, podLabels(daemonSet)), "selects deploy/'s pods");
-  const ports = (agentContainer(daemonSet).ports ?? []) as { name: string }[];
-  ok(ports.some((port) => port.name === spec.podMetricsEndpoints[0]!.port), "the metrics port");
   const dashboard = theObject(objects, "ConfigMap");
   strictEqual(dashboard.metadata.labels?.grafana_dashboard, "1");
   deepStrictEqual(
     JSON.parse((dashboard.data as Record<string, string>)["csi-node-provisioner.json"]!),
     await readDashboard(),
   );
+});
+
+Deno.test("the PodMonitor scrapes the agent and nothing else, in its own DaemonSet or a driver's", async () => {
+  const { kubectl } = await ensureClusterBinaries();
+  const podMonitor = theObject(
+    parseObjects(await run(kubectl, ["kustomize", MONITORING_DIR])),
+    "PodMonitor",
+  );
+  strictEqual(
+    (podMonitor.spec as { podMetricsEndpoints: { port: string }[] }).podMetricsEndpoints[0]!.port,
+    AGENT_PORT_NAME,
+  );
+  for (const dir of [undefined, EXAMPLE_DIR]) {
+    const daemonSet = theObject((await renderKustomize(kubectl, dir)).objects, "DaemonSet");
+    deepStrictEqual(scrapedContainers(podMonitor, daemonSet), [agentContainer(daemonSet).name]);
+  }
+  // Inside a driver's DaemonSet, in the driver's namespace: the swapped container only.
+  const driver = await driverWithAgent(kubectl);
+  deepStrictEqual(scrapedContainers(podMonitor, driver.before), []);
+  deepStrictEqual(scrapedContainers(podMonitor, driver.after), ["csi-provisioner"]);
 });
 
 Deno.test("the Helm chart installs monitoring only when asked, with deploy/monitoring's alerts, dashboard and relabelings", async () => {
@@ -147,12 +175,12 @@ Deno.test("the Helm chart installs monitoring only when asked, with deploy/monit
   const fileEndpoint = ((await fileObject("pod-monitor.yaml")).spec as {
     podMetricsEndpoints: { relabelings: unknown }[];
   }).podMetricsEndpoints[0]!;
-  const podMonitor = theObject(objects, "PodMonitor").spec as {
-    selector: { matchLabels: Record<string, string> };
+  const podMonitor = theObject(objects, "PodMonitor");
+  deepStrictEqual(scrapedContainers(podMonitor, daemonSet), [agentContainer(daemonSet).name]);
+  const podMonitorSpec = podMonitor.spec as {
     podMetricsEndpoints: { port: string; relabelings: unknown }[];
   };
-  ok(selects(podMonitor.selector.matchLabels, podLabels(daemonSet)), "PodMonitor selects the pods");
-  deepStrictEqual(podMonitor.podMetricsEndpoints[0]!.relabelings, fileEndpoint.relabelings);
+  deepStrictEqual(podMonitorSpec.podMetricsEndpoints[0]!.relabelings, fileEndpoint.relabelings);
   const service = theObject(objects, "Service");
   const serviceMonitor = theObject(objects, "ServiceMonitor").spec as {
     selector: { matchLabels: Record<string, string> };
@@ -164,4 +192,78 @@ Deno.test("the Helm chart installs monitoring only when asked, with deploy/monit
   ok(selects(serviceMonitor.selector.matchLabels, service.metadata.labels ?? {}));
   deepStrictEqual(serviceMonitor.endpoints[0]!.relabelings, fileEndpoint.relabelings);
   strictEqual(serviceMonitor.endpoints[0]!.port, "metrics");
+  const servicePorts = (service.spec as { ports: { targetPort: string }[] }).ports;
+  deepStrictEqual(servicePorts.map((port) => port.targetPort), [AGENT_PORT_NAME]);
+});
+
+Deno.test("the chart's PodMonitor finds the agent inside a driver's DaemonSet (daemonset.create=false)", async () => {
+  const [helm, { kubectl }] = await Promise.all([ensureHelm(), ensureClusterBinaries()]);
+  const objects = (await renderHelm(helm, {
+    set: [
+      "daemonset.create=false",
+      "serviceAccount.create=false",
+      "monitoring.podMonitor.enabled=true",
+    ],
+  })).objects;
+  const podMonitor = theObject(objects, "PodMonitor");
+  const driver = await driverWithAgent(kubectl);
+  deepStrictEqual(scrapedContainers(podMonitor, driver.after), ["csi-provisioner"]);
+  deepStrictEqual(scrapedContainers(podMonitor, driver.before), []);
+  // The ServiceMonitor's Service selects this chart's pods only: refused rather than empty.
+  await rejects(
+    renderHelm(helm, {
+      set: ["daemonset.create=false", "monitoring.serviceMonitor.enabled=true"],
+    }),
+    /with daemonset.create=false use monitoring.podMonitor/,
+  );
+});
+
+const RUNBOOKS = join(REPO_ROOT, "docs", "runbooks.md");
+const RUNBOOK_BASE =
+  "https://github.com/csi-node-provisioner/csi-node-provisioner/blob/main/docs/runbooks.md#";
+
+/** GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to hyphens. */
+function anchorOf(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+}
+
+type Alert = RuleGroup["rules"][number] & { annotations?: Record<string, string> };
+
+Deno.test("every alert links a section of docs/runbooks.md that says what, how to check, what to do", async () => {
+  const markdown = await Deno.readTextFile(RUNBOOKS);
+  const sections = new Map(
+    markdown.split(/^## /m).slice(1).map((section) => {
+      const [heading, ...body] = section.split("\n");
+      return [anchorOf(heading!), body.join("\n")] as const;
+    }),
+  );
+  const alerts = (await readRuleGroups()).flatMap((group) => group.rules as Alert[]);
+  strictEqual(alerts.length, 24);
+  for (const { alert, annotations } of alerts) {
+    const url = annotations?.runbook_url ?? "";
+    ok(url.startsWith(RUNBOOK_BASE), `${alert}: runbook_url ${url}`);
+    const section = sections.get(url.slice(RUNBOOK_BASE.length));
+    ok(section !== undefined, `${alert}: no section #${url.slice(RUNBOOK_BASE.length)}`);
+    for (const part of ["**Meaning.**", "**Check.**", "**Do.**"]) {
+      ok(section.includes(part), `${alert}: its runbook has no ${part}`);
+    }
+  }
+});
+
+Deno.test("the chart's runbook_url follows monitoring.prometheusRule.runbookBaseUrl", async () => {
+  const helm = await ensureHelm();
+  const base = "https://docs.example.com/runbooks.html";
+  const objects = (await renderHelm(helm, {
+    set: [
+      "monitoring.prometheusRule.enabled=true",
+      `monitoring.prometheusRule.runbookBaseUrl=${base}`,
+    ],
+  })).objects;
+  const groups = (theObject(objects, "PrometheusRule").spec as { groups: { rules: Alert[] }[] })
+    .groups;
+  const urls = groups.flatMap((group) =>
+    group.rules.map((rule) => rule.annotations?.runbook_url ?? "")
+  );
+  strictEqual(urls.length, 24);
+  for (const url of urls) ok(url.startsWith(`${base}#csinodeprovisioner`), url);
 });

@@ -36,13 +36,31 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- end -}}
 
+{{/* The host directory of the CSI socket the agent dials: the example driver's, or driver.socketDir. */}}
 {{- define "cnp.socketHostDir" -}}
-{{- printf "%s/plugins/%s" .Values.kubeletDir .Values.driver.socketDirName -}}
+{{- if .Values.exampleDriver.enabled -}}
+{{- printf "%s/plugins/csi-hostpath" .Values.exampleDriver.kubeletDir -}}
+{{- else -}}
+{{- .Values.driver.socketDir | trimSuffix "/" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "cnp.socketName" -}}
+{{- if .Values.exampleDriver.enabled }}csi.sock{{ else }}{{ .Values.driver.socketName }}{{ end -}}
+{{- end -}}
+
+{{/* repository@digest when a digest is set, else repository:tag (the appVersion by default). */}}
+{{- define "cnp.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The agent's flags: the same as deploy/daemonset.yaml with the default values. */}}
 {{- define "cnp.args" -}}
-- --csi-address=/csi/csi.sock
+- --csi-address=/csi/{{ include "cnp.socketName" . }}
 - --node-deployment
 - --feature-gates=Topology=true
 - --strict-topology={{ .Values.topology.strict }}

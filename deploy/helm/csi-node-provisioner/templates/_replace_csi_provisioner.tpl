@@ -18,12 +18,12 @@ the plugin's hostPath socket directory the container already mounts (see
 deploy/components/replace-csi-provisioner/agent.yaml).
 */}}
 {{- define "csi-node-provisioner.replaceCsiProvisioner" -}}
-image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
+image: {{ include "cnp.image" . | quote }}
 command:
   - /usr/local/bin/csi-node-provisioner
   - --http-endpoint=:{{ .Values.metrics.port }}
 ports:
-  - name: metrics
+  - name: cnp-metrics
     containerPort: {{ .Values.metrics.port }}
     protocol: TCP
 {{- with .Values.livenessProbe }}
