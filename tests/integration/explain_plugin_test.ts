@@ -116,11 +116,12 @@ Deno.test("kubectl csi-node-provisioner: the binary as a kubectl plugin, kubectl
     const kubectl = cluster.binaries.kubectl;
     const secondOnly = await writeKubeconfigs(cluster, dir, "");
     const firstWins = await writeKubeconfigs(cluster, dir, "elsewhere");
-    const plugin = (args: string[], kubeconfig: string | undefined = secondOnly) =>
+    // null: no KUBECONFIG at all (undefined would take the default).
+    const plugin = (args: string[], kubeconfig: string | null = secondOnly) =>
       run(kubectl, ["csi-node-provisioner", ...args], {
         bin,
         home,
-        env: kubeconfig === undefined ? {} : { KUBECONFIG: kubeconfig },
+        env: kubeconfig === null ? {} : { KUBECONFIG: kubeconfig },
       });
 
     await step(t, cluster, "kubectl finds the plugin by its file name", async () => {
@@ -184,12 +185,12 @@ Deno.test("kubectl csi-node-provisioner: the binary as a kubectl plugin, kubectl
     });
 
     await step(t, cluster, "without KUBECONFIG, ~/.kube/config", async () => {
-      const none = await plugin(["explain", CLAIM], undefined);
+      const none = await plugin(["explain", CLAIM], null);
       assert.equal(none.code, 1, none.stdout);
       assert.match(none.stderr, /: no Kubernetes configuration: /);
       await Deno.mkdir(join(home, ".kube"));
       await Deno.copyFile(join(dir, "second"), join(home, ".kube", "config"));
-      assertVerdict(await plugin(["explain", CLAIM], undefined));
+      assertVerdict(await plugin(["explain", CLAIM], null));
     });
 
     await step(t, cluster, "the release's file name, run directly, is the plugin too", async () => {
