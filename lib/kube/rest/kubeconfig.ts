@@ -117,7 +117,7 @@ export function chooseContext(
   const { source } = options;
   const name = options.context !== "" ? options.context : config["current-context"] ?? "";
   if (name === "") {
-    throw new KubeconfigError(source, "sets no current-context (name one with --context)");
+    throw new KubeconfigError(source, "sets no current-context");
   }
   const context = config.contexts?.find((candidate) => candidate.name === name)?.context;
   if (context === undefined) {

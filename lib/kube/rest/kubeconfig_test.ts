@@ -88,7 +88,7 @@ Deno.test("a context, current-context or cluster that is not there is named", ()
     message: 'kubeconfig /a:/b: no context "staging"',
   });
   throws(() => chooseContext({ contexts: [] }, { context: "", source: "/a" }), {
-    message: "kubeconfig /a: sets no current-context (name one with --context)",
+    message: "kubeconfig /a: sets no current-context",
   });
   throws(() => chooseContext({ "current-context": "x" }, { context: "", source: "/a" }), {
     message: 'kubeconfig /a: no current context "x"',
