@@ -4,6 +4,7 @@
  * publisher as their ports, then runs until a signal or a fatal condition. Exit codes: 0 after
  * a signal, 1 for a fatal error (e.g. the driver went away), 2 for bad flags or environment.
  */
+import { basename } from "node:path";
 import process from "node:process";
 import { managedByLabel, nodeLabels } from "./lib/model/labels.ts";
 import {
@@ -38,7 +39,7 @@ import { CsiController } from "./lib/csi/controller_service.ts";
 import { DriverProbe } from "./lib/csi/driver_probe.ts";
 import { describeDriver, type DriverInfo, handshake } from "./lib/csi/handshake.ts";
 import { watchConnectionLoss } from "./lib/csi/watch.ts";
-import { explainProgram } from "./lib/explain/program.ts";
+import { explainProgram, isKubectlPlugin, kubectlPluginProgram } from "./lib/explain/program.ts";
 import { startDeletion } from "./lib/delete/start.ts";
 import { thisNodesConcern } from "./lib/delete/volume_owner.ts";
 import { livenessReport, Readiness } from "./lib/http/health.ts";
@@ -77,11 +78,19 @@ import { VERSION, versionText } from "./lib/runtime/version.ts";
 
 const PROGRAM = "csi-node-provisioner";
 
-/** Runs the agent with the given arguments and environment; resolves to the exit code. */
+/**
+ * Runs the agent with the given arguments and environment, or `explain`: as
+ * the subcommand, or as the kubectl plugin when called by the plugin's file
+ * name (`invokedAs`, the base name of argv[0]); resolves to the exit code.
+ */
 export async function main(
   argv: readonly string[],
   env: Record<string, string | undefined>,
+  invokedAs: string = PROGRAM,
 ): Promise<number> {
+  if (isKubectlPlugin(invokedAs)) {
+    return await kubectlPluginProgram(argv, env, { program: PROGRAM, version: VERSION });
+  }
   if (argv[0] === "explain") {
     return await explainProgram(argv.slice(1), env, { program: PROGRAM, version: VERSION });
   }
@@ -633,5 +642,8 @@ function startPublisher(
 
 if (import.meta.main) {
   // Exit explicitly: a stray handle in a dependency must not keep a stopped agent alive.
-  main(process.argv.slice(2), process.env).then((code) => process.exit(code));
+  // argv0 is the name the binary was called by (process.argv[0] is the runtime's); a symlink keeps it.
+  main(process.argv.slice(2), process.env, basename(process.argv0)).then((code) =>
+    process.exit(code)
+  );
 }

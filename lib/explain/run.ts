@@ -21,12 +21,18 @@ export async function explainClaim(
   reads: ExplainReads,
   target: ExplainTarget & { server: URL; program: string },
 ): Promise<ExplainResult> {
+  let loaded: Awaited<ReturnType<typeof loadSnapshot>>;
   try {
-    const loaded = await loadSnapshot(reads, target);
-    if (loaded.kind === "missing") return failure(target.program, loaded.message);
-    return { code: 0, stdout: renderExplanation(explainSnapshot(loaded.snapshot)), stderr: "" };
+    loaded = await loadSnapshot(reads, target);
   } catch (error) {
     return failure(target.program, readProblem(error, target.server));
+  }
+  if (loaded.kind === "missing") return failure(target.program, loaded.message);
+  try {
+    return { code: 0, stdout: renderExplanation(explainSnapshot(loaded.snapshot)), stderr: "" };
+  } catch (error) {
+    // A fault of explain itself, not of the cluster: say so rather than blame the API server.
+    return failure(target.program, `cannot explain: ${(error as Error).message ?? String(error)}`);
   }
 }
 

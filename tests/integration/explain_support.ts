@@ -127,22 +127,22 @@ export function tokenKubeconfig(cluster: RunningCluster, token: string): string 
   });
 }
 
-/** The README's ClusterRole for explain's users (the yaml block after its explain:rbac marker). */
-export async function readmeExplainRole(): Promise<V1ClusterRole> {
-  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
-  const marker = readme.indexOf("<!-- explain:rbac");
-  if (marker < 0) throw new Error("the README has no explain:rbac marker");
-  const block = /```yaml\n([\s\S]*?)```/.exec(readme.slice(marker));
+/** docs/explain.md's ClusterRole for explain's users (the yaml block after its explain:rbac marker). */
+export async function documentedExplainRole(): Promise<V1ClusterRole> {
+  const doc = await Deno.readTextFile(new URL("../../docs/explain.md", import.meta.url));
+  const marker = doc.indexOf("<!-- explain:rbac");
+  if (marker < 0) throw new Error("docs/explain.md has no explain:rbac marker");
+  const block = /```yaml\n([\s\S]*?)```/.exec(doc.slice(marker));
   if (block === null) throw new Error("no yaml block follows the explain:rbac marker");
   return load(block[1] ?? "") as V1ClusterRole;
 }
 
-/** Creates the README's ClusterRole and binds it to the ServiceAccount. */
-export async function grantReadmeExplainRole(
+/** Creates docs/explain.md's ClusterRole and binds it to the ServiceAccount. */
+export async function grantDocumentedExplainRole(
   cluster: RunningCluster,
   identity: IdentityRef,
 ): Promise<void> {
-  const role = await readmeExplainRole();
+  const role = await documentedExplainRole();
   await cluster.admin.rbac.createClusterRole({ body: role });
   await cluster.admin.rbac.createClusterRoleBinding({
     body: {

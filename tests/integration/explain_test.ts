@@ -1,7 +1,7 @@
 /**
  * `csi-node-provisioner explain` — the compiled binary — against the real
  * control plane, the real scheduler and the upstream hostpath driver, for
- * each case of the README's "why is my claim Pending" list and a few more:
+ * each case of docs/explain.md's "why is my claim Pending" list and a few more:
  * no class, a class of another provisioner, WaitForFirstConsumer without a
  * pod, no node with room, a selected node whose agent is not ready or
  * missing, an agent that refuses the claim, an Immediate claim nobody can
@@ -26,7 +26,7 @@ import { CAPACITY_ARGS, startCapacityAgents } from "./capacity_support.ts";
 import {
   createAgentPod,
   type ExplainRun,
-  grantReadmeExplainRole,
+  grantDocumentedExplainRole,
   runExplain,
   tokenKubeconfig,
   waitForCapacities,
@@ -309,11 +309,11 @@ Deno.test("explain: why a claim is where it is, from the compiled binary", async
   await step(
     t,
     cluster,
-    "the README's ClusterRole is enough: the same explanation as the admin's",
+    "docs/explain.md's ClusterRole is enough: the same explanation as the admin's",
     async () => {
       const identity = { namespace: NS, serviceAccount: "asks-why" };
       const kubeconfig = await cluster.identity(identity);
-      await grantReadmeExplainRole(cluster, identity);
+      await grantDocumentedExplainRole(cluster, identity);
       // Ages may tick between the runs; everything else is the same.
       const withoutAges = (text: string) => text.replace(/\d+[smhd] ago/g, "_ ago");
       for (const name of ["bound", "big", "refused"]) {

@@ -58,12 +58,17 @@ export function agentConfig(
   pod: PodInfo | undefined,
   node: string,
 ): { config: Config; source: "pod" | "defaults" } {
-  const env = { NODE_NAME: node, NAMESPACE: pod?.namespace ?? "", POD_NAME: pod?.name ?? "" };
+  // The parser requires NODE_NAME; with no node known (no agent pod, none selected) any valid name
+  // parses, and the config keeps "" (the decision is replayed for any node).
+  const nodeName = node === "" ? "any-node" : node;
+  const env = { NODE_NAME: nodeName, NAMESPACE: pod?.namespace ?? "", POD_NAME: pod?.name ?? "" };
   if (pod !== undefined) {
     const parsed = parseConfig(pod.agentArgs, env);
-    if (parsed.kind === "run") return { config: parsed.config, source: "pod" };
+    if (parsed.kind === "run") {
+      return { config: { ...parsed.config, nodeName: node }, source: "pod" };
+    }
   }
   const defaults = parseConfig(["--node-deployment", "--csi-address=/csi/csi.sock"], env);
   if (defaults.kind !== "run") throw new Error("the agent's default flags do not parse");
-  return { config: defaults.config, source: "defaults" };
+  return { config: { ...defaults.config, nodeName: node }, source: "defaults" };
 }

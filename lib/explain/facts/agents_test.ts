@@ -30,3 +30,14 @@ Deno.test("the agent's flags are parsed by its own parser; flags that do not par
     true,
   ]);
 });
+
+Deno.test("with no agent pod and no node, the defaults are replayed for any node", () => {
+  const none = agentConfig(undefined, "");
+  deepStrictEqual([none.source, none.config.nodeName, none.config.nodeDeployment], [
+    "defaults",
+    "",
+    true,
+  ]);
+  const unscheduled = agentConfig({ ...agentPod("node-a"), nodeName: "" }, "");
+  deepStrictEqual([unscheduled.source, unscheduled.config.nodeName], ["pod", ""]);
+});
