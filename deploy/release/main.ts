@@ -45,6 +45,8 @@ export interface Release {
   dir: string;
   files: string[];
   image: ImageBuild;
+  /** The binaries compiled, in dist/ (copied into the release under their release names). */
+  binaries: ExplainBinary[];
   kustomizePinned: boolean;
 }
 
@@ -84,7 +86,7 @@ export async function release(log: (line: string) => void): Promise<Release> {
   await Deno.writeTextFile(join(dir, `${name}.cdx.json`), JSON.stringify(sbom, null, 2) + "\n");
   await writeChecksums(dir);
   const files = [...Deno.readDirSync(dir)].map((entry) => entry.name).sort();
-  return { dir, files, image, kustomizePinned: bundle.pinned };
+  return { dir, files, image, binaries, kustomizePinned: bundle.pinned };
 }
 
 if (import.meta.main) {
