@@ -31,9 +31,9 @@ export async function packageChart(
 }
 
 /**
- * The base's kustomization with the agent's image pinned to `digest`
- * (kustomize uses the digest instead of the tag). Undefined when the base
- * names no image `name`, so the caller can say so.
+ * The base's kustomization with the agent's image pinned to `digest`, its
+ * tag dropped (with both, kustomize writes NAME:TAG@DIGEST). Undefined when
+ * the base names no image `name`, so the caller can say so.
  */
 export function pinImageDigest(
   kustomization: string,
@@ -44,7 +44,8 @@ export function pinImageDigest(
   if (!entry.test(kustomization)) return undefined;
   return kustomization.replace(
     entry,
-    (block: string) => block.replace(/^ {4}digest: .*\n/m, "") + `    digest: ${digest}\n`,
+    (block: string) =>
+      block.replace(/^ {4}(?:digest|newTag): .*\n/gm, "") + `    digest: ${digest}\n`,
   );
 }
 

@@ -15,11 +15,11 @@ const BASE = [
   "",
 ].join("\n");
 
-Deno.test("the base's image entry gets the digest, and only that entry", () => {
+Deno.test("the base's image entry gets the digest instead of its tag, and only that entry", () => {
   const pinned = pinImageDigest(BASE, "csi-node-provisioner", "sha256:abc")!;
   strictEqual(
     pinned,
-    BASE.replace("    newTag: 0.1.0\n", "    newTag: 0.1.0\n    digest: sha256:abc\n"),
+    BASE.replace("    newTag: 0.1.0\n", "    digest: sha256:abc\n"),
   );
   strictEqual(
     pinImageDigest(pinned, "csi-node-provisioner", "sha256:def"),
