@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { REPO_ROOT } from "../image/build_info.ts";
 import { runCommand } from "../image/command.ts";
 import { ensureImage, type ImageBuild } from "../image/main.ts";
-import { PLATFORMS } from "../image/platforms.ts";
+import { type Platform, PLATFORMS } from "../image/platforms.ts";
 import { ensureHelm } from "../../tests/cluster/helm_build.ts";
 import { writeChecksums } from "./checksums.ts";
 import {
@@ -50,8 +50,18 @@ export interface Release {
   kustomizePinned: boolean;
 }
 
-export async function release(log: (line: string) => void): Promise<Release> {
-  const image = await ensureImage({ log });
+export interface ReleaseOptions {
+  log: (line: string) => void;
+  /**
+   * The Linux platforms to compile first (default: all); the others' binaries must be in dist/,
+   * from this commit (the image task checks). The macOS binaries are always compiled.
+   */
+  compile?: readonly Platform[];
+}
+
+export async function release(options: ReleaseOptions): Promise<Release> {
+  const { log } = options;
+  const image = await ensureImage({ log, compile: options.compile ?? PLATFORMS });
   requireAllPlatforms(image);
   const { info } = image;
   const dir = releaseDir(info.version);
@@ -91,7 +101,7 @@ export async function release(log: (line: string) => void): Promise<Release> {
 
 if (import.meta.main) {
   const started = performance.now();
-  const done = await release((line) => console.error(line));
+  const done = await release({ log: (line) => console.error(line) });
   await runCommand("sha256sum", ["--quiet", "-c", "SHA256SUMS"], { cwd: done.dir });
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
   console.log(`release: ${done.dir.slice(REPO_ROOT.length)} in ${seconds} s`);

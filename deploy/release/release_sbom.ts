@@ -27,7 +27,10 @@ export async function npmPackagesOf(
   const lock = await readJson<LockFile>(join(root, "package-lock.json"));
   let first: { binary: string; packages: NpmPackage[] } | undefined;
   for (const binary of binaries) {
-    const metafile = await readJson<Metafile>(metafileOf(binary, root));
+    const metafile = await readJson<Metafile>(metafileOf(binary, root)).catch((error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      throw new Error(`${binary.binary} has no metafile beside it: compile it again`);
+    });
     const packages = await bundledPackages(metafile, lock, root);
     if (first === undefined) first = { binary: binary.binary, packages };
     const names = (list: NpmPackage[]) => list.map((p) => `${p.name}@${p.version}`).join(" ");
