@@ -1,8 +1,10 @@
 /**
  * The image's root filesystem, staged in a directory: the agent binary, the
  * shared libraries its dynamic loader resolves for it (exactly those: the
- * loader's own `--list`, which is what ldd prints), the dpkg status entries
- * of the Debian packages those libraries come from (for scanners), and /tmp.
+ * loader's own `--list`, which is what ldd prints), for scanners the dpkg
+ * status entries of the Debian packages those libraries come from and the
+ * package.json (name, version, license) of each npm package Bun bundled
+ * into the binary (bundled.ts), and /tmp.
  * Nothing else: the binary reads no other file of its own image (its
  * JavaScript is inside it; it reads /proc, /sys and the mounted
  * ServiceAccount, which the runtime provides), so there is no shell, no dpkg
@@ -14,6 +16,8 @@
  */
 
 import { basename, dirname, join } from "node:path";
+import { REPO_ROOT } from "./build_info.ts";
+import { npmManifests, packagesOfBinary } from "./bundled.ts";
 import { runCommand } from "./command.ts";
 import { debianPackagesOf, STATUS_DIR, statusStanza } from "./dpkg_status.ts";
 import { elfFactsOfFile } from "./elf.ts";
@@ -112,6 +116,9 @@ export async function imageLayout(binary: string): Promise<{
       mode: 0o644,
       content: statusStanza(pkg),
     });
+  }
+  for (const manifest of npmManifests(await packagesOfBinary(binary, REPO_ROOT))) {
+    files.push({ path: manifest.path, kind: "file", mode: 0o644, content: manifest.content });
   }
   // Bun's temporary directory; deploy/ mounts an emptyDir over it.
   const dirs: LayoutEntry[] = [{ path: "/tmp", kind: "dir", mode: 0o1777 }];

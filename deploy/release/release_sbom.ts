@@ -11,8 +11,8 @@ import { runCommand } from "../image/command.ts";
 import { type DebianPackage, debianPackagesOf } from "../image/dpkg_status.ts";
 import { binaryPath, PLATFORMS } from "../image/platforms.ts";
 import { AGENT_PATH, imageLayout } from "../image/rootfs.ts";
-import { bundledPackages, type LockFile, type Metafile, type NpmPackage } from "./bundled.ts";
-import { type ExplainBinary, metafileOf } from "./explain_binaries.ts";
+import { type NpmPackage, packagesOfBinary } from "../image/bundled.ts";
+import type { ExplainBinary } from "./explain_binaries.ts";
 import { cycloneDx } from "./sbom.ts";
 
 async function readJson<T>(path: string): Promise<T> {
@@ -24,14 +24,9 @@ export async function npmPackagesOf(
   binaries: ExplainBinary[],
   root: string,
 ): Promise<NpmPackage[]> {
-  const lock = await readJson<LockFile>(join(root, "package-lock.json"));
   let first: { binary: string; packages: NpmPackage[] } | undefined;
   for (const binary of binaries) {
-    const metafile = await readJson<Metafile>(metafileOf(binary, root)).catch((error) => {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-      throw new Error(`${binary.binary} has no metafile beside it: compile it again`);
-    });
-    const packages = await bundledPackages(metafile, lock, root);
+    const packages = await packagesOfBinary(join(root, binary.binary), root);
     if (first === undefined) first = { binary: binary.binary, packages };
     const names = (list: NpmPackage[]) => list.map((p) => `${p.name}@${p.version}`).join(" ");
     if (names(packages) !== names(first.packages)) {

@@ -8,7 +8,7 @@
 
 import { createHash } from "node:crypto";
 import type { DebianPackage } from "../image/dpkg_status.ts";
-import type { NpmPackage } from "./bundled.ts";
+import type { NpmPackage } from "../image/bundled.ts";
 
 export interface SbomInput {
   product: {

@@ -1,6 +1,6 @@
 import { deepStrictEqual, notStrictEqual, strictEqual } from "node:assert/strict";
 import type { DebianPackage } from "../image/dpkg_status.ts";
-import type { NpmPackage } from "./bundled.ts";
+import type { NpmPackage } from "../image/bundled.ts";
 import { cycloneDx, type SbomInput } from "./sbom.ts";
 
 const LIBC: DebianPackage = {

@@ -8,6 +8,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
+import { NPM_ROOT } from "../../deploy/image/bundled.ts";
 import { runCommand } from "../../deploy/image/command.ts";
 import { LINUX_ARM64, LINUX_X64, type Platform } from "../../deploy/image/platforms.ts";
 import { metafileOf } from "../../deploy/release/explain_binaries.ts";
@@ -120,7 +121,7 @@ async function filesUnder(rootfs: string, dir: string): Promise<string[]> {
 }
 
 for (const platform of [LINUX_X64, LINUX_ARM64] as Platform[]) {
-  Deno.test(`linux/${platform.arch}: the image's dpkg entries and the SBOM name the packages its libraries are from`, async () => {
+  Deno.test(`linux/${platform.arch}: the image lists the SBOM's npm packages, and its dpkg entries the packages its libraries are from`, async () => {
     const archive = join(done.dir, `csi-node-provisioner-${version}.oci.tar`);
     await using image = await mountImage({ ...done.image, archive }, platform);
     const libraries = [
@@ -143,6 +144,17 @@ for (const platform of [LINUX_X64, LINUX_ARM64] as Platform[]) {
       entries.map((e) => `${e.name} ${e.version}`).sort(),
     );
     for (const entry of entries) strictEqual(entry.arch, platform.arch);
+    // Scanners see the npm packages as installed package.json files: the SBOM's, no more, no less.
+    const manifests = (await filesUnder(image.rootfs, join(NPM_ROOT.slice(1), "node_modules")))
+      .filter((path) => path.endsWith("/package.json"));
+    const installed = await Promise.all(manifests.map(async (path) => {
+      const { name, version } = JSON.parse(await Deno.readTextFile(join(image.rootfs, path)));
+      return `${name}@${version}`;
+    }));
+    deepStrictEqual(
+      installed.sort(),
+      npmComponents.map((c) => `${fullName(c)}@${c.version}`).sort(),
+    );
     // Each library is byte for byte a file of a listed package (or of the cross package it is).
     const owned = new Map<string, string>();
     for (const component of debian) {

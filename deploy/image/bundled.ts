@@ -1,12 +1,15 @@
 /**
  * The npm packages Bun bundled into a binary, read from the metafile it
- * wrote beside it (deploy/image/compile.ts): a module counts when some of
- * its bytes are in an output, so what tree-shaking dropped is not listed.
- * Each package is checked against package-lock.json; a package the lock
- * file does not pin, or pins at another version, fails the release.
+ * wrote beside it (compile.ts): a module counts when some of its bytes are
+ * in an output, so what tree-shaking dropped is not listed. Each package is
+ * checked against package-lock.json; a package the lock file does not pin,
+ * or pins at another version, fails the build. The image lists them as
+ * installed packages' package.json files (npmManifests), the release's SBOM
+ * as components.
  */
 
 import { join } from "node:path";
+import { metafilePath } from "./compile.ts";
 
 /** The part of Bun's metafile this reads. */
 export interface Metafile {
@@ -109,4 +112,31 @@ export function checkedAgainstLock(
     lockPath,
     ...(locked.integrity === undefined ? {} : { integrity: locked.integrity }),
   };
+}
+
+/**
+ * Where the image lists the bundled packages, as npm would have installed
+ * them: NPM_ROOT/node_modules/NAME/package.json. Image scanners read
+ * installed packages' package.json files; nothing reads these at run time.
+ */
+export const NPM_ROOT = "/usr/local/lib/csi-node-provisioner";
+
+/** The package.json files the image holds for the packages: name, version and license only. */
+export function npmManifests(packages: NpmPackage[]): { path: string; content: string }[] {
+  return packages.map((pkg) => ({
+    path: `${NPM_ROOT}/${pkg.lockPath}/package.json`,
+    content:
+      JSON.stringify({ name: pkg.name, version: pkg.version, license: pkg.license }, null, 2) +
+      "\n",
+  }));
+}
+
+/** The packages bundled into `binary`, from the metafile beside it; `root` holds node_modules. */
+export async function packagesOfBinary(binary: string, root: string): Promise<NpmPackage[]> {
+  const metafile = await Deno.readTextFile(metafilePath(binary)).catch((error) => {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    throw new Error(`${binary} has no metafile beside it: compile it again`);
+  });
+  const lock = JSON.parse(await Deno.readTextFile(join(root, "package-lock.json"))) as LockFile;
+  return await bundledPackages(JSON.parse(metafile) as Metafile, lock, root);
 }

@@ -1,5 +1,12 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import { bundledInstallPaths, checkedAgainstLock, installPath, type LockFile } from "./bundled.ts";
+import {
+  bundledInstallPaths,
+  checkedAgainstLock,
+  installPath,
+  type LockFile,
+  NPM_ROOT,
+  npmManifests,
+} from "./bundled.ts";
 
 Deno.test("installPath() takes the innermost package, scoped or not, through any prefix", () => {
   strictEqual(installPath("node_modules/ms/index.js"), "node_modules/ms");
@@ -60,4 +67,20 @@ Deno.test("a bundled package agrees with the lock file, or the release fails say
     () => checkedAgainstLock({ name: "ms", version: "2.1.3" }, "node_modules/ms", LOCK),
     /names no license/,
   );
+});
+
+Deno.test("the image lists each bundled package as an installed package.json, nested ones nested", () => {
+  const manifests = npmManifests([
+    { name: "@s/a", version: "1.0.0", license: "MIT", lockPath: "node_modules/@s/a" },
+    { name: "b", version: "2.0.0", license: "ISC", lockPath: "node_modules/c/node_modules/b" },
+  ]);
+  deepStrictEqual(manifests.map((m) => m.path), [
+    `${NPM_ROOT}/node_modules/@s/a/package.json`,
+    `${NPM_ROOT}/node_modules/c/node_modules/b/package.json`,
+  ]);
+  deepStrictEqual(JSON.parse(manifests[1]!.content), {
+    name: "b",
+    version: "2.0.0",
+    license: "ISC",
+  });
 });
