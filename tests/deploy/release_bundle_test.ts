@@ -1,5 +1,5 @@
 /**
- * `deno task release`, run once (about 35 s on two cores when the Bun
+ * `deno task release`, run once (under a minute on two cores when the Bun
  * runtimes are cached) with the host binary tests/prepare.ts compiled: what
  * it writes, the SBOM checked against package-lock.json, the modules Bun
  * bundled and the image's own files, and SHA256SUMS checked by sha256sum.
