@@ -66,8 +66,14 @@ export function orderEntries(text: string): string[] {
  * its pod's environment only.
  */
 export function bunBuildArgs(
-  platform: Platform,
-  options: { commit: string; entry?: string; outfile?: string; bytecodeOrder?: string },
+  platform: Pick<Platform, "bunTarget">,
+  options: {
+    commit: string;
+    entry?: string;
+    outfile: string;
+    bytecodeOrder?: string;
+    metafile?: string;
+  },
 ): string[] {
   return [
     "build",
@@ -80,6 +86,7 @@ export function bunBuildArgs(
     "--no-compile-autoload-dotenv",
     "--no-compile-autoload-bunfig",
     `--compile-jit-policy=${JIT_POLICY}`,
+    ...(options.metafile === undefined ? [] : [`--metafile=${options.metafile}`]),
     `--target=${platform.bunTarget}`,
     `--define=CSI_NODE_PROVISIONER_COMMIT=${JSON.stringify(options.commit)}`,
     // An ESM bundle spells out each CommonJS module's __dirname as the absolute path it was
@@ -88,8 +95,16 @@ export function bunBuildArgs(
     `--define=__dirname=${JSON.stringify("/$bunfs/root")}`,
     options.entry ?? "main.ts",
     "--outfile",
-    options.outfile ?? binaryPath(platform),
+    options.outfile,
   ];
+}
+
+/**
+ * Where Bun writes the build's metafile next to a binary: the modules it
+ * bundled, which the release's SBOM lists.
+ */
+export function metafilePath(binary: string): string {
+  return `${binary}.meta.json`;
 }
 
 /** Compiles the agent for the platform; resolves to the binary's absolute path. */
@@ -98,22 +113,40 @@ export async function compileAgent(
   options: { commit?: string; root?: string } = {},
 ): Promise<string> {
   const root = options.root ?? REPO_ROOT;
+  return await compileTo(platform, join(root, binaryPath(platform)), options);
+}
+
+/**
+ * Compiles the agent for a Bun target into `outfile`, with its metafile
+ * beside it (metafilePath).
+ */
+export async function compileTo(
+  target: Pick<Platform, "bunTarget">,
+  outfile: string,
+  options: { commit?: string; root?: string } = {},
+): Promise<string> {
+  const root = options.root ?? REPO_ROOT;
   const commit = options.commit ?? await currentCommit(Deno.env.toObject(), root);
   const bytecodeOrder = join(root, BYTECODE_ORDER_FILE);
   if (!existsSync(bytecodeOrder)) {
     throw new Error(`${BYTECODE_ORDER_FILE} is missing: record it with deno task bytecode-order`);
   }
-  const args = bunBuildArgs(platform, { commit, bytecodeOrder });
+  const args = bunBuildArgs(target, {
+    commit,
+    bytecodeOrder,
+    outfile,
+    metafile: metafilePath(outfile),
+  });
   await runCommand(join(root, "node_modules/.bin/bun"), args, {
     cwd: root,
     inherit: true,
   }).catch((error: Error) => {
     throw new Error(
-      `cannot compile for ${platform.bunTarget}: ${error.message}\n` +
+      `cannot compile for ${target.bunTarget}: ${error.message}\n` +
         `(Bun fetches another platform's runtime from the npm registry as @oven/bun-*)`,
     );
   });
-  return join(root, binaryPath(platform));
+  return outfile;
 }
 
 export function platformsNamed(name: string): Platform[] {

@@ -76,7 +76,9 @@ async function inputsKey(
   const files = [];
   for (const { platform, entries } of layouts) {
     for (const entry of entries) {
-      const digest = entry.source === undefined ? "" : await fileDigest(entry.source);
+      const digest = entry.source === undefined
+        ? createHash("sha256").update(entry.content ?? "").digest("hex")
+        : await fileDigest(entry.source);
       files.push([platform.arch, entry.path, entry.mode, digest]);
     }
   }

@@ -1,10 +1,14 @@
 /**
  * The image's root filesystem, staged in a directory: the agent binary, the
  * shared libraries its dynamic loader resolves for it (exactly those: the
- * loader's own `--list`, which is what ldd prints), and /tmp. Nothing else:
- * the binary reads no other file of its own image (its JavaScript is inside
- * it; it reads /proc, /sys and the mounted ServiceAccount, which the runtime
- * provides), so there is no shell, no package database and no CA bundle.
+ * loader's own `--list`, which is what ldd prints), for scanners the dpkg
+ * status entries of the Debian packages those libraries come from and the
+ * package.json (name, version, license) of each npm package Bun bundled
+ * into the binary (bundled.ts), and /tmp.
+ * Nothing else: the binary reads no other file of its own image (its
+ * JavaScript is inside it; it reads /proc, /sys and the mounted
+ * ServiceAccount, which the runtime provides), so there is no shell, no dpkg
+ * and no CA bundle.
  *
  * Both builds use this: `deno task image` (buildah) and deploy/Dockerfile's
  * build stage (`deno run -A deploy/image/rootfs.ts BINARY DIR`), so the two
@@ -12,7 +16,10 @@
  */
 
 import { basename, dirname, join } from "node:path";
+import { REPO_ROOT } from "./build_info.ts";
+import { npmManifests, packagesOfBinary } from "./bundled.ts";
 import { runCommand } from "./command.ts";
+import { debianPackagesOf, STATUS_DIR, statusStanza } from "./dpkg_status.ts";
 import { elfFactsOfFile } from "./elf.ts";
 import { hostPlatform, type Platform, platformOfMachine } from "./platforms.ts";
 
@@ -24,8 +31,10 @@ export interface LayoutEntry {
   path: string;
   kind: "file" | "dir";
   mode: number;
-  /** For files: where the content comes from on this machine. */
+  /** For files: where the content comes from on this machine... */
   source?: string;
+  /** ...or the content itself. */
+  content?: string;
 }
 
 /** One line of the loader's `--list`: a library (or the loader itself) and where it resolved. */
@@ -99,6 +108,18 @@ export async function imageLayout(binary: string): Promise<{
       files.push({ path, kind: "file", mode: 0o755, source });
     }
   }
+  const librarySources = files.filter((file) => file.path !== AGENT_PATH).map((f) => f.source!);
+  for (const pkg of await debianPackagesOf(librarySources, platform)) {
+    files.push({
+      path: `${STATUS_DIR}/${pkg.name}`,
+      kind: "file",
+      mode: 0o644,
+      content: statusStanza(pkg),
+    });
+  }
+  for (const manifest of npmManifests(await packagesOfBinary(binary, REPO_ROOT))) {
+    files.push({ path: manifest.path, kind: "file", mode: 0o644, content: manifest.content });
+  }
   // Bun's temporary directory; deploy/ mounts an emptyDir over it.
   const dirs: LayoutEntry[] = [{ path: "/tmp", kind: "dir", mode: 0o1777 }];
   for (const file of files) {
@@ -129,7 +150,8 @@ export async function stageRootfs(
   for (const entry of entries) {
     const target = join(dir, entry.path);
     // copyFile follows symbolic links: the image gets the library itself.
-    if (entry.kind === "file") await Deno.copyFile(entry.source!, target);
+    if (entry.content !== undefined) await Deno.writeTextFile(target, entry.content);
+    else if (entry.kind === "file") await Deno.copyFile(entry.source!, target);
     await Deno.chmod(target, entry.mode);
   }
   const time = new Date(options.epochSeconds * 1000);
