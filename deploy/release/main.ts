@@ -4,7 +4,7 @@
  *
  *   csi-node-provisioner-VERSION.oci.tar        the image, linux/amd64 and linux/arm64
  *   csi-node-provisioner-VERSION.tgz            the Helm chart (helm package)
- *   csi-node-provisioner-kustomize-VERSION.tar.gz  deploy/'s manifests, image pinned by digest
+ *   csi-node-provisioner-kustomize-VERSION.tar.gz  deploy/ and examples/, image pinned by digest
  *   csi-node-provisioner-VERSION.cdx.json       the SBOM (CycloneDX 1.5)
  *   kubectl-csi_node_provisioner-OS-ARCH        the binary for explain: linux and darwin, amd64 and arm64
  *   SHA256SUMS                                  over all of the above
@@ -83,6 +83,7 @@ export async function release(options: ReleaseOptions): Promise<Release> {
   await packageChart(helm, join(REPO_ROOT, "deploy/helm/csi-node-provisioner"), dir);
   const bundle = await kustomizeBundle({
     deployDir: join(REPO_ROOT, "deploy"),
+    examplesDir: join(REPO_ROOT, "examples"),
     outFile: join(dir, `csi-node-provisioner-kustomize-${info.version}.tar.gz`),
     digest: image.indexDigest,
     imageName: "csi-node-provisioner",

@@ -1,8 +1,9 @@
 /**
  * The release's deployment files: the Helm chart packaged by `helm package`,
  * and the kustomize bundle, a tar.gz of deploy/'s manifests (the base, its
- * components and monitoring, whatever is there) with the base's image
- * pinned to the release's index digest. Both are reproducible: every time
+ * components and monitoring, whatever is there) and examples/ (whose
+ * overlays name the base as ../../deploy, so both keep their places), with
+ * the base's image pinned to the release's index digest. Both are reproducible: every time
  * stamp is the build's epoch and every owner root.
  */
 
@@ -56,11 +57,13 @@ export interface KustomizeBundle {
 }
 
 /**
- * Writes `outFile`: deploy/'s manifests under csi-node-provisioner-VERSION/,
- * the base's image pinned to `digest`.
+ * Writes `outFile`: deploy/'s manifests and examples/ under
+ * csi-node-provisioner-kustomize-VERSION/{deploy,examples}/, the base's
+ * image pinned to `digest`.
  */
 export async function kustomizeBundle(options: {
   deployDir: string;
+  examplesDir: string;
   outFile: string;
   digest: string;
   imageName: string;
@@ -69,12 +72,13 @@ export async function kustomizeBundle(options: {
   const work = await Deno.makeTempDir({ prefix: "csi-node-provisioner-kustomize-" });
   try {
     const top = basename(options.outFile).replace(/\.tar\.gz$/, "");
-    const staged = join(work, top);
-    await Deno.mkdir(staged);
+    const staged = join(work, top, "deploy");
+    await Deno.mkdir(staged, { recursive: true });
     for await (const entry of Deno.readDir(options.deployDir)) {
       if (NOT_MANIFESTS.has(entry.name)) continue;
       await runCommand("cp", ["-a", join(options.deployDir, entry.name), staged]);
     }
+    await runCommand("cp", ["-a", options.examplesDir, join(work, top, "examples")]);
     const base = join(staged, "kustomization.yaml");
     const pinned = pinImageDigest(
       await Deno.readTextFile(base),

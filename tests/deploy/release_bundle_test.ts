@@ -171,7 +171,7 @@ for (const platform of [LINUX_X64, LINUX_ARM64] as Platform[]) {
   });
 }
 
-Deno.test("the kustomize bundle renders the agent's image at the release's digest", async () => {
+Deno.test("the kustomize bundle's base and example render the agent's image at the release's digest", async () => {
   const dir = await Deno.makeTempDir();
   try {
     await runCommand("tar", [
@@ -181,14 +181,16 @@ Deno.test("the kustomize bundle renders the agent's image at the release's diges
       dir,
     ]);
     const { kubectl } = await ensureClusterBinaries();
-    const base = join(dir, `csi-node-provisioner-kustomize-${version}`);
-    const objects = parseObjects(await run(kubectl, ["kustomize", base]));
-    const daemonSet = theObject(objects, "DaemonSet");
-    const images = JSON.stringify(daemonSet).match(/"image":"([^"]+)"/g) ?? [];
-    ok(
-      images.some((image) => image.endsWith(`csi-node-provisioner@${done.image.indexDigest}"`)),
-      images.join(", "),
-    );
+    const top = join(dir, `csi-node-provisioner-kustomize-${version}`);
+    for (const overlay of ["deploy", "examples/hostpath"]) {
+      const objects = parseObjects(await run(kubectl, ["kustomize", join(top, overlay)]));
+      const daemonSet = theObject(objects, "DaemonSet");
+      const images = JSON.stringify(daemonSet).match(/"image":"([^"]+)"/g) ?? [];
+      ok(
+        images.some((image) => image.endsWith(`csi-node-provisioner@${done.image.indexDigest}"`)),
+        `${overlay}: ${images.join(", ")}`,
+      );
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
