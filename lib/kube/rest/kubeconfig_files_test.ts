@@ -1,39 +1,8 @@
 import { deepStrictEqual, rejects } from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { kubeconfig, withDir } from "../../../tests/fakes/kubeconfigs.ts";
 import { readKubeconfigs, userKubeconfigSearch } from "./kubeconfig_files.ts";
-
-function withDir(body: (dir: string) => Promise<void>): () => Promise<void> {
-  return async () => {
-    const dir = mkdtempSync(join(tmpdir(), "kubeconfigs-"));
-    try {
-      await body(dir);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-}
-
-/** A kubeconfig with one context, its cluster and a token user, all named by the context. */
-function kubeconfig(
-  name: string,
-  options: { current?: string; namespace?: string; server?: string } = {},
-): string {
-  return JSON.stringify({
-    ...(options.current === undefined ? {} : { "current-context": options.current }),
-    contexts: [{
-      name,
-      context: {
-        cluster: name,
-        user: name,
-        ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
-      },
-    }],
-    clusters: [{ name, cluster: { server: options.server ?? `https://${name}:6443` } }],
-    users: [{ name, user: { token: `token-of-${name}` } }],
-  });
-}
 
 Deno.test("kubectl's search: --kubeconfig, else KUBECONFIG's list, else ~/.kube/config", () => {
   deepStrictEqual(userKubeconfigSearch("/x", { KUBECONFIG: "/a:/b", HOME: "/h" }), {
