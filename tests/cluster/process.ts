@@ -194,6 +194,39 @@ export class ProcessGroup {
   }
 }
 
+/** What a command printed and its exit code. */
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a command to its end, whatever its exit code, for tests that assert
+ * the code and the output. `env` alone is its environment: the test says
+ * exactly what the command sees.
+ */
+export async function runCapturing(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<CommandResult> {
+  const output = await new Deno.Command(command, {
+    args,
+    env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
 /** Runs a command to its end; resolves to stdout, throws with its exit code and stderr on failure. */
 export async function runCommand(
   command: string,

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { oursBinary } from "../cluster/agents.ts";
 import { startCluster } from "../cluster/cluster.ts";
+import { type CommandResult, runCapturing } from "../cluster/process.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { claimObject } from "../cluster/workloads.ts";
 import { step } from "./support.ts";
@@ -21,35 +22,17 @@ const CLAIM = "data";
 const VERDICT = 'Pending: StorageClass "no-such-class" does not exist';
 const PLUGIN = "kubectl-csi_node_provisioner";
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs a command with only PATH (the plugin's directory first), HOME and the given environment. */
 async function run(
   command: string,
   args: string[],
   options: { bin: string; home: string; env?: Record<string, string> },
-): Promise<Run> {
-  const output = await new Deno.Command(command, {
-    args,
-    env: {
-      PATH: `${options.bin}:${Deno.env.get("PATH") ?? ""}`,
-      HOME: options.home,
-      ...options.env,
-    },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+): Promise<CommandResult> {
+  return await runCapturing(command, args, {
+    PATH: `${options.bin}:${Deno.env.get("PATH") ?? ""}`,
+    HOME: options.home,
+    ...options.env,
+  });
 }
 
 /**
@@ -87,7 +70,7 @@ async function writeKubeconfigs(
   return `${first}:${second}`;
 }
 
-function assertVerdict(result: Run): void {
+function assertVerdict(result: CommandResult): void {
   assert.equal(result.code, 0, `exit code; stderr: ${result.stderr}`);
   assert.equal(result.stderr, "");
   assert.equal(result.stdout.split("\n")[0], VERDICT, result.stdout);

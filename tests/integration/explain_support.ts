@@ -6,16 +6,14 @@
 import type { V1ClusterRole, V1Pod } from "@kubernetes/client-node";
 import { load } from "js-yaml";
 import type { IdentityRef } from "../cluster/identity.ts";
+import { type CommandResult, runCapturing } from "../cluster/process.ts";
 import { oursBinary } from "../cluster/agents.ts";
 import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { mergePatch } from "./support.ts";
 
 /** What the binary printed and its exit code. */
-export interface ExplainRun {
-  code: number;
-  stdout: string;
-  stderr: string;
+export interface ExplainRun extends CommandResult {
   /** The first line of stdout. */
   verdict: string;
 }
@@ -25,20 +23,11 @@ export async function runExplain(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<ExplainRun> {
-  const output = await new Deno.Command(oursBinary(), {
-    args: ["explain", ...args],
-    env: { PATH: Deno.env.get("PATH") ?? "", ...env },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stdout = new TextDecoder().decode(output.stdout);
-  return {
-    code: output.code,
-    stdout,
-    stderr: new TextDecoder().decode(output.stderr),
-    verdict: stdout.split("\n")[0] ?? "",
-  };
+  const run = await runCapturing(oursBinary(), ["explain", ...args], {
+    PATH: Deno.env.get("PATH") ?? "",
+    ...env,
+  });
+  return { ...run, verdict: run.stdout.split("\n")[0] ?? "" };
 }
 
 /** The agent Pod of deploy/'s DaemonSet on a node (labels, node, the agent container's flags). */
