@@ -15,7 +15,7 @@ import type { RunningCluster } from "../cluster/running_cluster.ts";
 import { waitFor } from "../cluster/wait.ts";
 import { createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
 import { commandsAfterMarker, kubectlArgs } from "./doc_commands.ts";
-import { selectedClaim, step, waitForReady } from "./support.ts";
+import { createFastClass, selectedClaim, step, waitForReady } from "./support.ts";
 
 const CLASS = "rollback";
 const NODE = "node-a";
@@ -35,15 +35,7 @@ async function classObjects(cluster: RunningCluster): Promise<V1CSIStorageCapaci
 
 Deno.test("rolling back to upstream's sidecar as docs/rollback.md says: upstream publishes within a minute", async (t) => {
   await using cluster = await startCluster({ nodes: [NODE], storageClasses: false });
-  await cluster.admin.storage.createStorageClass({
-    body: {
-      metadata: { name: CLASS },
-      provisioner: cluster.driverName,
-      parameters: { kind: "fast" },
-      reclaimPolicy: "Delete",
-      volumeBindingMode: "WaitForFirstConsumer",
-    },
-  });
+  await createFastClass(cluster, CLASS);
   // The agent's Pod (POD_NAME), which upstream's --capacity-ownerref-level=0 makes the owner.
   await cluster.admin.core.createNamespacedPod({
     namespace: cluster.agentNamespace,

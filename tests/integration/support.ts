@@ -124,6 +124,19 @@ export async function startOurAgents(
   return urls;
 }
 
+/** A WaitForFirstConsumer class of the cluster's driver on its "fast" pool, reclaim Delete. */
+export async function createFastClass(cluster: RunningCluster, name: string): Promise<void> {
+  await cluster.admin.storage.createStorageClass({
+    body: {
+      metadata: { name },
+      provisioner: cluster.driverName,
+      parameters: { kind: "fast" },
+      reclaimPolicy: "Delete",
+      volumeBindingMode: "WaitForFirstConsumer",
+    },
+  });
+}
+
 /** Waits until the agent's /readyz answers 200 (CSI handshake done, informers synced). */
 export async function waitForReady(url: string, timeoutMs = 60_000): Promise<void> {
   await waitFor(async () => {

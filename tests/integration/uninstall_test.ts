@@ -14,7 +14,7 @@ import { waitFor } from "../cluster/wait.ts";
 import { createNamespace, waitForClaimBound } from "../cluster/workloads.ts";
 import { PV_PROTECTION_FINALIZER } from "../../lib/model/keys.ts";
 import { commandsAfterMarker, kubectlArgs } from "./doc_commands.ts";
-import { selectedClaim, step, waitForReady } from "./support.ts";
+import { createFastClass, selectedClaim, step, waitForReady } from "./support.ts";
 
 const CLASS = "uninstall";
 const NODE = "node-a";
@@ -47,15 +47,7 @@ async function readPv(cluster: RunningCluster, name: string): Promise<V1Persiste
 
 Deno.test("uninstalling as docs/uninstalling.md says: what is left behind, and its commands remove it", async (t) => {
   await using cluster = await startCluster({ nodes: [NODE], storageClasses: false });
-  await cluster.admin.storage.createStorageClass({
-    body: {
-      metadata: { name: CLASS },
-      provisioner: cluster.driverName,
-      parameters: { kind: "fast" },
-      reclaimPolicy: "Delete",
-      volumeBindingMode: "WaitForFirstConsumer",
-    },
-  });
+  await createFastClass(cluster, CLASS);
   let pvName = "";
 
   await step(t, cluster, "the agent provisions a claim and is uninstalled", async () => {
