@@ -12,14 +12,19 @@ import type { Platform } from "./platforms.ts";
 /** Where each package's status entry goes in the image. */
 export const STATUS_DIR = "/var/lib/dpkg/status.d";
 
-export interface DebianPackage {
-  /** The package as the image's platform knows it (libc6, not libc6-arm64-cross). */
+/** The fields of a package that dpkg-query reports and a status entry carries. */
+interface PackageFields {
   name: string;
   version: string;
   architecture: string;
   source: string;
   sourceVersion: string;
   maintainer: string;
+}
+
+export interface DebianPackage extends PackageFields {
+  /** The package as the image's platform knows it (libc6, not libc6-arm64-cross). */
+  name: string;
   /** The build machine's package the files came from, when it is a cross package. */
   installedAs?: { name: string; version: string };
   /** SPDX expression, where known. */
@@ -27,13 +32,7 @@ export interface DebianPackage {
 }
 
 /** The fields dpkg-query reports of an installed package. */
-export interface InstalledPackage {
-  name: string;
-  version: string;
-  architecture: string;
-  source: string;
-  sourceVersion: string;
-  maintainer: string;
+export interface InstalledPackage extends PackageFields {
   builtUsing: string;
 }
 
