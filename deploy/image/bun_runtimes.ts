@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { runCommand } from "./command.ts";
 
 /** sha256 of the runtime file per Bun version and `--target`. */
 export const BUN_RUNTIME_SHA256: Record<string, Record<string, string>> = {
@@ -61,4 +62,16 @@ export function checkBunRuntime(
       `Bun's ${target} runtime ${path} has sha256 ${actual}, not the pinned ${expected}`,
     );
   }
+}
+
+/** Bun's version: the npm package's, which must be what its executable reports. */
+export async function bunVersion(root: string): Promise<string> {
+  const { version } = JSON.parse(
+    await Deno.readTextFile(join(root, "node_modules/bun/package.json")),
+  ) as { version: string };
+  const reported = (await runCommand(join(root, "node_modules/.bin/bun"), ["--version"])).trim();
+  if (reported !== version) {
+    throw new Error(`node_modules/bun is ${version} but its executable says ${reported}`);
+  }
+  return version;
 }

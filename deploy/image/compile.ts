@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { REPO_ROOT } from "./build_info.ts";
 import { currentCommit } from "./build_info.ts";
-import { bunCacheDir, checkBunRuntime } from "./bun_runtimes.ts";
+import { bunCacheDir, bunVersion, checkBunRuntime } from "./bun_runtimes.ts";
 import { runCommand } from "./command.ts";
 import { binaryPath, hostPlatform, type Platform, PLATFORMS } from "./platforms.ts";
 
@@ -147,10 +147,7 @@ export async function compileTo(
         `(Bun fetches another platform's runtime from the npm registry as @oven/bun-*)`,
     );
   });
-  const { version } = JSON.parse(
-    await Deno.readTextFile(join(root, "node_modules/bun/package.json")),
-  ) as { version: string };
-  checkBunRuntime(target.bunTarget, version, bunCacheDir(Deno.env.toObject()));
+  checkBunRuntime(target.bunTarget, await bunVersion(root), bunCacheDir(Deno.env.toObject()));
   return outfile;
 }
 

@@ -7,7 +7,7 @@
 
 import { join } from "node:path";
 import type { BuildInfo } from "../image/build_info.ts";
-import { runCommand } from "../image/command.ts";
+import { bunVersion } from "../image/bun_runtimes.ts";
 import { type DebianPackage, debianPackagesOf } from "../image/dpkg_status.ts";
 import { binaryPath, PLATFORMS } from "../image/platforms.ts";
 import { AGENT_PATH, imageLayout } from "../image/rootfs.ts";
@@ -35,18 +35,6 @@ export async function npmPackagesOf(
   }
   if (first === undefined) throw new Error("no binaries to list");
   return first.packages;
-}
-
-/** Bun's version: the npm package's, which must be what its executable reports. */
-export async function bunVersion(root: string): Promise<string> {
-  const { version } = await readJson<{ version: string }>(
-    join(root, "node_modules/bun/package.json"),
-  );
-  const reported = (await runCommand(join(root, "node_modules/.bin/bun"), ["--version"])).trim();
-  if (reported !== version) {
-    throw new Error(`node_modules/bun is ${version} but its executable says ${reported}`);
-  }
-  return version;
 }
 
 /** os-release's ID-VERSION_ID (debian-12): the distribution of this machine's packages. */
